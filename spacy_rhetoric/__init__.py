@@ -1,0 +1,15 @@
+"""spacy_rhetoric: a spaCy extension for computational rhetoric and philology.
+
+Importing the package registers its extension attributes, factories, architectures,
+scorers and readers with spaCy.
+"""
+
+from .about import __version__
+from .corpora import reader  # noqa: F401  (registers the readers)
+from .extensions import register_extensions
+from .parallelism import Parallelism, component, get_parallelisms, metrics, model, set_parallelisms  # noqa: F401  (registers the tagger)
+from .parallelism.render import render
+
+register_extensions()
+
+__all__ = ["Parallelism", "__version__", "get_parallelisms", "render", "set_parallelisms"]

@@ -1,0 +1,98 @@
+"""Command-line interface: ``python -m spacy_rhetoric COMMAND``."""
+
+import time
+from pathlib import Path
+from typing import List
+
+import srsly
+import typer
+from wasabi import msg
+
+app = typer.Typer(
+    name="spacy_rhetoric",
+    help="spaCy components and tools for computational rhetoric and philology.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+Arg = typer.Argument
+Opt = typer.Option
+
+
+@app.command("convert")
+def convert_cli(
+    format: str = Arg(
+        ..., help="Dataset format: asp, pse, chiasmus-de, chiasmus-en, loci-similes, conllu"
+    ),
+    src: Path = Arg(..., help="The dataset's directory or file", exists=True),
+    output_dir: Path = Arg(..., help="Directory for one <split>.spacy per split"),
+):
+    """Convert a dataset into one .spacy DocBin per split.
+
+    Records skipped on purpose are counted and listed in OUTPUT_DIR/skipped.json."""
+    from .corpora import convert, write_conversion
+    from .corpora.stats import corpus_stats
+
+    start = time.perf_counter()
+    try:
+        conversion = convert(format, src)
+    except (ValueError, FileNotFoundError) as err:
+        msg.fail(str(err), exits=1)
+    paths = write_conversion(conversion, output_dir)
+    seconds = time.perf_counter() - start
+    for split, path in paths.items():
+        stats = corpus_stats(conversion.splits[split])
+        msg.good(f"{split}: {stats['sections']} docs, {stats['tokens']} tokens -> {path}")
+    if conversion.skipped:
+        msg.warn(
+            f"Skipped {len(conversion.skipped)} records: {conversion.skip_summary()} "
+            f"(details in {output_dir / 'skipped.json'})"
+        )
+    msg.info(f"Converted {format} in {seconds:.1f}s")
+
+
+@app.command("stats")
+def stats_cli(
+    corpora: List[Path] = Arg(..., help=".spacy files or directories of them", exists=True),
+    as_json: bool = Opt(False, "--json", help="Print JSON"),
+    output: Path = Opt(None, "--output", "-o", help="Also write the JSON to this file"),
+):
+    """Count documents, sections, tokens, parallelisms and branches in converted corpora.
+
+    Also counts nested parallelisms and branches, chiasmus candidates by label and
+    intertext links."""
+    import spacy
+
+    from .corpora.stats import corpus_stats, read_docbins
+
+    vocab = spacy.blank("xx").vocab
+    stats = corpus_stats(read_docbins(corpora, vocab))
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(output, stats)
+    if as_json:
+        print(srsly.json_dumps(stats, indent=2))
+        return
+    rows = [(key, value) for key, value in stats.items()]
+    msg.table(rows, header=("statistic", "value"), divider=True)
+
+
+@app.command("assets")
+def assets_cli(
+    project_file: Path = Arg(Path("project.yml"), help="The project.yml", exists=True),
+    mirror: str = Opt("", "--mirror", help="Local mirror of the datasets (empty: download)"),
+):
+    """Fetch the project's assets, or link them from a local mirror directory.
+
+    With a mirror, each asset's dest 'assets/<path>' is linked to '<mirror>/<path>' and
+    its checksum verified; without one, weasel downloads them from their public URLs."""
+    from .assets import fetch_assets
+
+    try:
+        for line in fetch_assets(project_file, mirror or None):
+            msg.good(line)
+    except (FileNotFoundError, ValueError) as err:
+        msg.fail(str(err), exits=1)
+
+
+def main() -> None:
+    app()

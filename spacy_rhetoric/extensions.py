@@ -1,0 +1,15 @@
+"""Custom attributes that spacy_rhetoric adds to Doc, Span and Token."""
+
+from spacy.tokens import Doc
+
+from .parallelism.spans import get_parallelisms
+
+
+def _doc_parallelisms(doc: Doc):
+    return get_parallelisms(doc)
+
+
+def register_extensions() -> None:
+    """Register the extension attributes (idempotent)."""
+    if not Doc.has_extension("parallelisms"):
+        Doc.set_extension("parallelisms", getter=_doc_parallelisms)

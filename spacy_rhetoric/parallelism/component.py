@@ -1,0 +1,318 @@
+"""The ``parallelism_tagger`` pipeline component."""
+
+from itertools import islice
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy
+import srsly
+from spacy import util
+from spacy.language import Language
+from spacy.pipeline import TrainablePipe
+from spacy.pipeline.trainable_pipe import deserialize_config
+from spacy.tokens import Doc
+from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.vocab import Vocab
+from thinc.api import Model, Optimizer
+
+from .spans import DEFAULT_SPANS_KEY, UNTYPED, get_parallelisms, set_parallelisms
+from .tags import OUTSIDE, TagScheme, decode_strata, encode_strata, transition_constraints
+
+DEFAULT_MODEL_CONFIG = """
+[model]
+@architectures = "spacy-rhetoric.ParallelismTagger.v1"
+hidden_width = 128
+depth = 1
+dropout = 0.2
+repetition_features = true
+
+[model.tok2vec]
+@architectures = "spacy.HashEmbedCNN.v2"
+pretrained_vectors = null
+width = 96
+depth = 4
+embed_size = 2000
+window_size = 1
+maxout_pieces = 3
+subword_features = true
+"""
+DEFAULT_MODEL = util.load_config_from_str(DEFAULT_MODEL_CONFIG)["model"]
+
+SCORE_KEYS = [
+    f"parallelism_{metric}_{part}"
+    for metric in ("epm", "mpbm", "mbawo", "mwo")
+    for part in ("p", "r", "f")
+]
+
+# rows of tag indices per stratum for one doc: [S][T]
+TagRows = List[List[int]]
+
+
+@Language.factory(
+    "parallelism_tagger",
+    assigns=["doc.spans"],
+    default_config={
+        "model": DEFAULT_MODEL,
+        "spans_key": DEFAULT_SPANS_KEY,
+        "tagset": "biomje",
+        "link": "branch",
+        "n_strata": 1,
+        "scorer": {"@scorers": "spacy-rhetoric.parallelism_scorer.v1"},
+    },
+    default_score_weights={key: (1.0 if key == "parallelism_epm_f" else 0.0) for key in SCORE_KEYS},
+)
+def make_parallelism_tagger(
+    nlp: Language,
+    name: str,
+    model: Model,
+    spans_key: str,
+    tagset: str,
+    link: str,
+    n_strata: int,
+    scorer: Optional[Callable],
+) -> "ParallelismTagger":
+    """Create a parallelism tagger: sequence labelling of parallelism branches with
+    numeric links between the branches of one parallelism and a CRF head.
+
+    model (Model): the tagger model (see spacy-rhetoric.ParallelismTagger.v1).
+    spans_key (str): the doc.spans key to write the branches to.
+    tagset (str): one of bio, bioe, bioj, biom, bioje, biome, biomj, biomje.
+    link (str): "token" (token distance) or "branch" (branch distance) links.
+    n_strata (int): how many nesting levels to predict (1 = outermost only).
+    scorer (Optional[Callable]): the scoring method.
+    """
+    return ParallelismTagger(
+        nlp.vocab,
+        model,
+        name,
+        spans_key=spans_key,
+        tagset=tagset,
+        link=link,
+        n_strata=n_strata,
+        scorer=scorer,
+    )
+
+
+class ParallelismTagger(TrainablePipe):
+    """Detect rhetorical parallelisms: groups of >= 2 parallel branch spans."""
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        model: Model,
+        name: str = "parallelism_tagger",
+        *,
+        spans_key: str = DEFAULT_SPANS_KEY,
+        tagset: str = "biomje",
+        link: str = "branch",
+        n_strata: int = 1,
+        scorer: Optional[Callable] = None,
+    ) -> None:
+        scheme = TagScheme(tagset, link)  # validates the names
+        if n_strata < 1:
+            raise ValueError(f"parallelism_tagger: n_strata must be >= 1, got {n_strata}.")
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self.scorer = scorer
+        self.cfg: Dict[str, Any] = {
+            "labels": [],
+            "spans_key": spans_key,
+            "tagset": scheme.tagset,
+            "link": scheme.link,
+            "n_strata": n_strata,
+        }
+
+    @property
+    def scheme(self) -> TagScheme:
+        return TagScheme(self.cfg["tagset"], self.cfg["link"])
+
+    @property
+    def labels(self) -> Tuple[str, ...]:
+        """RETURNS (Tuple[str, ...]): the tag vocabulary."""
+        return tuple(self.cfg["labels"])
+
+    @property
+    def label_data(self) -> List[str]:
+        return list(self.labels)
+
+    def add_label(self, label: str) -> int:
+        raise NotImplementedError(
+            "parallelism_tagger takes its tag vocabulary from the training data in "
+            "initialize() (or from the labels argument there); labels cannot be added one by one."
+        )
+
+    def _gold_tags(self, example: Example) -> List[List[str]]:
+        """The gold tag rows of an example, on the predicted doc's tokens. Where the
+        tokenizations differ, branches are projected through the alignment; a
+        parallelism with a branch that does not align, or on a stratum deeper than
+        n_strata, is left out of training."""
+        key = self.cfg["spans_key"]
+        predicted, reference = example.predicted, example.reference
+        parallelisms = get_parallelisms(reference, key)
+        same_tokens = len(predicted) == len(reference) and all(
+            a.text == b.text for a, b in zip(predicted, reference)
+        )
+        items = []
+        for parallelism in parallelisms:
+            if parallelism.stratum > self.cfg["n_strata"]:
+                continue  # deeper than the strata this tagger predicts
+            if same_tokens:
+                items.append((parallelism.offsets, parallelism.stratum))
+                continue
+            aligned = example.get_aligned_spans_y2x(parallelism.branches, allow_overlap=True)
+            if len(aligned) == len(parallelism.branches):
+                items.append(
+                    (tuple((span.start, span.end) for span in aligned), parallelism.stratum)
+                )
+        return encode_strata(items, len(predicted), self.scheme, self.cfg["n_strata"])
+
+    def _setup_model(self) -> None:
+        """Give the model its output width and constraints, then build it."""
+        if not self.labels:
+            raise ValueError(
+                f"{self.name}: no labels. Initialize the component with training data "
+                "(nlp.initialize) or pass labels to initialize()."
+            )
+        self.model.set_dim("nO", len(self.labels))
+        self.model.attrs["n_strata"] = self.cfg["n_strata"]
+        self.model.attrs["constraints"] = transition_constraints(self.labels, self.scheme)
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        labels: Optional[Sequence[str]] = None,
+    ) -> None:
+        """Initialize the component: take the tag vocabulary from the data (unless
+        given) and initialize the model on a sample of up to 10 examples.
+
+        get_examples (Callable[[], Iterable[Example]]): function returning the training examples.
+        nlp (Language): the current nlp object.
+        labels (Optional[Sequence[str]]): the tag vocabulary, e.g. from ``init labels``.
+        """
+        validate_get_examples(get_examples, "ParallelismTagger.initialize")
+        if labels is None:
+            found = set()
+            for example in get_examples():
+                for row in self._gold_tags(example):
+                    found.update(row)
+            labels = found
+        labels = sorted(set(labels) | {OUTSIDE}, key=lambda tag: (tag != OUTSIDE, tag))
+        if len(labels) < 2:
+            raise ValueError(
+                f"{self.name}: no labels: the examples passed to initialize() contain no "
+                f"parallelisms in doc.spans['{self.cfg['spans_key']}']. Train on annotated "
+                "data (e.g. python -m spacy_rhetoric convert asp ...) or pass labels."
+            )
+        self.cfg["labels"] = list(labels)
+        self._setup_model()
+        docs = [eg.predicted for eg in islice(get_examples(), 10)]
+        self.model.initialize(X=(docs, None))
+
+    def predict(self, docs: Iterable[Doc]) -> List[TagRows]:
+        """Predict the tag rows (one per stratum) of each doc.
+
+        docs (Iterable[Doc]): the docs.
+        RETURNS (List[List[List[int]]]): per doc, per stratum, one tag index per token.
+        """
+        docs = list(docs)
+        n_strata = self.cfg["n_strata"]
+        rows: List[TagRows] = [[[] for _ in range(n_strata)] for _ in docs]
+        filled = [i for i, doc in enumerate(docs) if len(doc)]
+        if not filled:
+            return rows
+        paths = self.model.predict(([docs[i] for i in filled], None))  # [S][B][T]
+        for stratum, stratum_paths in enumerate(paths):
+            for i, path in zip(filled, stratum_paths):
+                rows[i][stratum] = list(path)
+        return rows
+
+    def set_annotations(self, docs: Iterable[Doc], rows: List[TagRows]) -> None:
+        """Decode the tag rows and write the parallelisms to doc.spans."""
+        labels = self.labels
+        for doc, doc_rows in zip(docs, rows):
+            tags = [[labels[i] for i in row] for row in doc_rows]
+            decoded = decode_strata(tags, self.scheme) if len(doc) else []
+            set_parallelisms(
+                doc,
+                [(offsets, UNTYPED, stratum) for offsets, stratum in decoded],
+                self.cfg["spans_key"],
+            )
+
+    def _gold_matrix(self, examples: Sequence[Example]) -> numpy.ndarray:
+        index = {label: i for i, label in enumerate(self.labels)}
+        width = max(len(eg.predicted) for eg in examples)
+        gold = numpy.zeros((self.cfg["n_strata"], len(examples), width), dtype="int64")
+        for b, eg in enumerate(examples):
+            for s, row in enumerate(self._gold_tags(eg)):
+                try:
+                    gold[s, b, : len(row)] = [index[tag] for tag in row]
+                except KeyError as err:
+                    raise ValueError(
+                        f"{self.name}: gold tag {err} is not in the tag vocabulary; "
+                        "initialize the component on data that contains it."
+                    ) from None
+        return gold
+
+    def update(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        """Learn from a batch of examples: the loss is the CRF's negative
+        log-likelihood of the gold tag rows, summed over docs and strata."""
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        validate_examples(examples, "ParallelismTagger.update")
+        examples = [eg for eg in examples if len(eg.predicted)]
+        if not examples:
+            return losses
+        gold = self._gold_matrix(examples)
+        docs = [eg.predicted for eg in examples]
+        loss, backprop = self.model.begin_update((docs, gold))
+        backprop(1.0)
+        if sgd is not None:
+            self.finish_update(sgd)
+        losses[self.name] += loss
+        return losses
+
+    def get_loss(self, examples: Iterable[Example], scores: Any) -> Tuple[float, Any]:
+        """The CRF's negative log-likelihood of the gold tags (computed by the model)."""
+        examples = [eg for eg in examples if len(eg.predicted)]
+        if not examples:
+            return 0.0, None
+        loss = self.model.predict(([eg.predicted for eg in examples], self._gold_matrix(examples)))
+        return float(loss), None
+
+    def from_bytes(
+        self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()
+    ) -> "ParallelismTagger":
+        self._validate_serialization_attrs()
+        deserialize = {
+            "cfg": lambda b: self.cfg.update(srsly.json_loads(b)),
+            "vocab": lambda b: self.vocab.from_bytes(b, exclude=exclude),
+            "model": self._load_model_bytes,
+        }
+        util.from_bytes(bytes_data, deserialize, exclude)
+        return self
+
+    def from_disk(self, path, *, exclude: Iterable[str] = tuple()) -> "ParallelismTagger":
+        self._validate_serialization_attrs()
+        deserialize = {
+            "cfg": lambda p: self.cfg.update(deserialize_config(p)),
+            "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
+            "model": lambda p: self._load_model_bytes(p.read_bytes()),
+        }
+        util.from_disk(path, deserialize, exclude)
+        return self
+
+    def _load_model_bytes(self, data: bytes) -> None:
+        if not self.model.has_ref("head"):
+            self._setup_model()
+            self.model.initialize()
+        self.model.from_bytes(data)

@@ -1,0 +1,289 @@
+"""A linear-chain conditional random field with hard tag constraints, in plain torch.
+
+Tag schemes such as BIO forbid some starts, transitions and ends (``I`` may not follow
+``O``). The CRF keeps learnable start, transition and end scores and adds a fixed large
+negative penalty to the forbidden entries, so forbidden paths get (numerically) zero
+probability while every gradient stays finite. All methods are batch-first and loop
+only over time. Masks are left-aligned: ``mask[b, t]`` is True for the first ``length_b``
+positions of sequence ``b``. If the constraints admit no path at all for some sequence
+length, every path of that length carries the penalty and Viterbi returns a forbidden one;
+tag schemes with an always-allowed tag (``O``) never hit this case.
+"""
+
+from typing import List, Tuple
+
+import numpy
+import torch
+from torch import Tensor
+
+# Added to the score of a forbidden start, transition or end. exp(-1e4) is 0 in float32
+# and float64, yet the value is finite, so no NaN reaches the gradients.
+FORBIDDEN = -1.0e4
+
+MaskLike = numpy.ndarray | Tensor | None
+
+
+def _allowed(mask: MaskLike, shape: Tuple[int, ...], name: str) -> Tensor:
+    if mask is None:
+        return torch.ones(shape, dtype=torch.bool)
+    allowed = torch.as_tensor(numpy.asarray(mask) if not isinstance(mask, Tensor) else mask)
+    if tuple(allowed.shape) != shape:
+        raise ValueError(
+            f"ConstrainedCRF: {name} has shape {tuple(allowed.shape)}, expected {shape}"
+        )
+    return allowed.detach().to(torch.bool).clone()
+
+
+class ConstrainedCRF(torch.nn.Module):
+    """A linear-chain CRF over ``num_tags`` tags with optional hard constraints.
+
+    num_tags (int): the number of tags K.
+    start_mask (ArrayLike | None): bool [K], the tags a sequence may start with.
+    trans_mask (ArrayLike | None): bool [K, K]; ``trans_mask[i, j]``: tag j may follow tag i.
+    end_mask (ArrayLike | None): bool [K], the tags a sequence may end with.
+    """
+
+    def __init__(
+        self,
+        num_tags: int,
+        start_mask: MaskLike = None,
+        trans_mask: MaskLike = None,
+        end_mask: MaskLike = None,
+    ) -> None:
+        super().__init__()
+        if num_tags < 1:
+            raise ValueError(f"ConstrainedCRF: num_tags must be >= 1, got {num_tags}")
+        self.num_tags = num_tags
+        self.start_scores = torch.nn.Parameter(torch.empty(num_tags))
+        self.transition_scores = torch.nn.Parameter(torch.empty(num_tags, num_tags))
+        self.end_scores = torch.nn.Parameter(torch.empty(num_tags))
+        for param in (self.start_scores, self.transition_scores, self.end_scores):
+            torch.nn.init.uniform_(param, -0.1, 0.1)
+        self.register_buffer("start_allowed", _allowed(start_mask, (num_tags,), "start_mask"))
+        self.register_buffer(
+            "trans_allowed", _allowed(trans_mask, (num_tags, num_tags), "trans_mask")
+        )
+        self.register_buffer("end_allowed", _allowed(end_mask, (num_tags,), "end_mask"))
+
+    def _scores(self, dtype: torch.dtype) -> Tuple[Tensor, Tensor, Tensor]:
+        """RETURNS (Tuple[Tensor, Tensor, Tensor]): start [K], transitions [K, K] and
+        end [K] scores with the penalty added to forbidden entries."""
+        out = []
+        for param, allowed in (
+            (self.start_scores, self.start_allowed),
+            (self.transition_scores, self.trans_allowed),
+            (self.end_scores, self.end_allowed),
+        ):
+            penalty = (~allowed).to(dtype) * FORBIDDEN
+            out.append(param.to(dtype) + penalty)
+        return out[0], out[1], out[2]
+
+    def _empty(self, emissions: Tensor) -> Tensor:
+        """RETURNS (Tensor): [0] scores for an empty batch, still attached to the graph."""
+        return emissions.sum((1, 2)) + 0.0 * self.start_scores.sum().to(emissions.dtype)
+
+    def _validate(self, emissions: Tensor, mask: Tensor | None) -> Tensor:
+        if emissions.dim() != 3 or emissions.size(2) != self.num_tags:
+            raise ValueError(
+                f"ConstrainedCRF: emissions must have shape [B, T, {self.num_tags}], "
+                f"got {tuple(emissions.shape)}"
+            )
+        batch, length = emissions.shape[:2]
+        if mask is None:
+            mask = torch.ones(batch, length, dtype=torch.bool, device=emissions.device)
+        if tuple(mask.shape) != (batch, length):
+            raise ValueError(
+                f"ConstrainedCRF: mask has shape {tuple(mask.shape)}, expected {(batch, length)}"
+            )
+        mask = mask.to(torch.bool)
+        if batch == 0:
+            return mask
+        if length == 0 or not bool(mask[:, 0].all()):
+            raise ValueError(
+                "ConstrainedCRF: mask[:, 0] must be True for every sequence (no empty "
+                "sequences); drop empty docs before calling the CRF"
+            )
+        if bool((mask[:, 1:] & ~mask[:, :-1]).any()):
+            raise ValueError("ConstrainedCRF: mask must be left-aligned (no True after a False)")
+        return mask
+
+    def check_tags(self, tags: Tensor, mask: Tensor) -> None:
+        """Raise a ValueError naming the first gold tag that is out of range or breaks a
+        constraint (forbidden start, transition or end).
+
+        tags (Tensor): long [B, T].
+        mask (Tensor): bool [B, T], left-aligned.
+        """
+        if tags.numel() == 0:
+            return
+        in_range = (tags >= 0) & (tags < self.num_tags)
+        bad = mask & ~in_range
+        if bool(bad.any()):
+            b, t = bad.nonzero()[0].tolist()
+            raise ValueError(f"ConstrainedCRF: tag {int(tags[b, t])} out of range at ({b}, {t})")
+        safe = tags.masked_fill(~mask, 0)  # [B, T]
+        lengths = mask.sum(1)  # [B]
+        batch = torch.arange(tags.size(0), device=tags.device)
+        last = safe[batch, lengths - 1]  # [B]
+        checks = (
+            ("start", ~self.start_allowed[safe[:, 0]], torch.zeros_like(lengths)),
+            ("end", ~self.end_allowed[last], lengths - 1),
+        )
+        for what, violated, positions in checks:
+            if bool(violated.any()):
+                b = int(violated.nonzero()[0])
+                t = int(positions[b])
+                raise ValueError(
+                    f"ConstrainedCRF: gold tag {int(safe[b, t])} is not allowed as {what} "
+                    f"tag (sequence {b}, position {t})"
+                )
+        forbidden = ~self.trans_allowed[safe[:, :-1], safe[:, 1:]] & mask[:, 1:]  # [B, T-1]
+        if bool(forbidden.any()):
+            b, t = forbidden.nonzero()[0].tolist()
+            raise ValueError(
+                f"ConstrainedCRF: gold transition {int(safe[b, t])} -> {int(safe[b, t + 1])} "
+                f"is not allowed (sequence {b}, positions {t}-{t + 1})"
+            )
+
+    def path_score(self, emissions: Tensor, tags: Tensor, mask: Tensor | None = None) -> Tensor:
+        """Unnormalised score of given tag paths.
+
+        emissions (Tensor): [B, T, K]. tags (Tensor): long [B, T]. mask (Tensor): bool [B, T].
+        RETURNS (Tensor): [B] the score of each path.
+        """
+        mask = self._validate(emissions, mask)
+        start, trans, end = self._scores(emissions.dtype)
+        if emissions.size(0) == 0:
+            return self._empty(emissions)
+        safe = tags.masked_fill(~mask, 0)  # [B, T]
+        weights = mask.to(emissions.dtype)  # [B, T]
+        emitted = emissions.gather(2, safe.unsqueeze(2)).squeeze(2)  # [B, T]
+        score = start[safe[:, 0]] + (emitted * weights).sum(1)  # [B]
+        score = score + (trans[safe[:, :-1], safe[:, 1:]] * weights[:, 1:]).sum(1)
+        last = safe.gather(1, (mask.sum(1, keepdim=True) - 1)).squeeze(1)  # [B]
+        return score + end[last]
+
+    def log_partition(self, emissions: Tensor, mask: Tensor | None = None) -> Tensor:
+        """The log normaliser (forward algorithm in log space).
+
+        emissions (Tensor): [B, T, K]. mask (Tensor): bool [B, T].
+        RETURNS (Tensor): [B] log Z of each sequence.
+        """
+        return self._forward_scores(emissions, self._validate(emissions, mask))[1]
+
+    def _forward_scores(self, emissions: Tensor, mask: Tensor) -> Tuple[Tensor, Tensor]:
+        """RETURNS (Tuple[Tensor, Tensor]): alphas [B, T, K] and log Z [B]."""
+        start, trans, end = self._scores(emissions.dtype)
+        if emissions.size(0) == 0:
+            return emissions, self._empty(emissions)
+        alpha = start + emissions[:, 0]  # [B, K]
+        alphas = [alpha]
+        for t in range(1, emissions.size(1)):
+            # [B, K_prev, 1] + [K_prev, K] + [B, 1, K] -> logsumexp over K_prev -> [B, K]
+            step = torch.logsumexp(alpha.unsqueeze(2) + trans + emissions[:, t].unsqueeze(1), 1)
+            alpha = torch.where(mask[:, t].unsqueeze(1), step, alpha)
+            alphas.append(alpha)
+        return torch.stack(alphas, 1), torch.logsumexp(alpha + end, 1)
+
+    def log_likelihood(
+        self, emissions: Tensor, tags: Tensor, mask: Tensor | None = None, check: bool = True
+    ) -> Tensor:
+        """Log-likelihood of gold tag paths.
+
+        emissions (Tensor): [B, T, K]. tags (Tensor): long [B, T]. mask (Tensor): bool [B, T].
+        check (bool): raise a ValueError (see ``check_tags``) when a gold path breaks a constraint.
+        RETURNS (Tensor): [B] log p(tags | emissions).
+        """
+        mask = self._validate(emissions, mask)
+        if tuple(tags.shape) != tuple(mask.shape):
+            raise ValueError(
+                f"ConstrainedCRF: tags have shape {tuple(tags.shape)}, expected {tuple(mask.shape)}"
+            )
+        if check:
+            self.check_tags(tags, mask)
+        return self.path_score(emissions, tags, mask) - self._forward_scores(emissions, mask)[1]
+
+    def forward(
+        self,
+        emissions: Tensor,
+        tags: Tensor,
+        mask: Tensor | None = None,
+        reduction: str = "mean",
+    ) -> Tensor:
+        """The negative log-likelihood loss.
+
+        emissions (Tensor): [B, T, K]. tags (Tensor): long [B, T]. mask (Tensor): bool [B, T].
+        reduction (str): "mean" (over the batch), "sum" or "none".
+        RETURNS (Tensor): [] or, for "none", [B].
+        """
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError(f"ConstrainedCRF: unknown reduction {reduction!r}")
+        nll = -self.log_likelihood(emissions, tags, mask)  # [B]
+        if reduction == "none":
+            return nll
+        if reduction == "sum":
+            return nll.sum()
+        return nll.sum() / max(nll.size(0), 1)
+
+    def viterbi(
+        self, emissions: Tensor, mask: Tensor | None = None
+    ) -> Tuple[List[List[int]], Tensor]:
+        """The best path of each sequence and its score.
+
+        emissions (Tensor): [B, T, K]. mask (Tensor): bool [B, T].
+        RETURNS (Tuple[List[List[int]], Tensor]): per sequence the best tags (as long as
+            the sequence), and the [B] scores of those paths.
+        """
+        mask = self._validate(emissions, mask)
+        start, trans, end = self._scores(emissions.dtype)
+        batch, length = emissions.shape[:2]
+        if batch == 0:
+            return [], emissions.new_zeros(0)
+        score = start + emissions[:, 0]  # [B, K]
+        history = []  # T-1 x [B, K]: best previous tag given the tag at t
+        for t in range(1, length):
+            step, best_prev = (score.unsqueeze(2) + trans + emissions[:, t].unsqueeze(1)).max(1)
+            score = torch.where(mask[:, t].unsqueeze(1), step, score)
+            history.append(best_prev)
+        best_score, current = (score + end).max(1)  # [B], [B]
+        lengths = mask.sum(1)  # [B]
+        path = torch.zeros(batch, length, dtype=torch.long, device=emissions.device)
+        path.scatter_(1, (lengths - 1).unsqueeze(1), current.unsqueeze(1))
+        for t in range(length - 2, -1, -1):
+            active = t < lengths - 1  # [B]
+            previous = history[t].gather(1, current.unsqueeze(1)).squeeze(1)  # [B]
+            current = torch.where(active, previous, current)
+            path[:, t] = torch.where(active, previous, path[:, t])
+        paths = [row[:n].tolist() for row, n in zip(path, lengths.tolist(), strict=True)]
+        return paths, best_score
+
+    def decode(self, emissions: Tensor, mask: Tensor | None = None) -> List[List[int]]:
+        """Viterbi decoding.
+
+        emissions (Tensor): [B, T, K]. mask (Tensor): bool [B, T].
+        RETURNS (List[List[int]]): the best tags of each sequence, as long as the sequence.
+        """
+        with torch.no_grad():
+            return self.viterbi(emissions, mask)[0]
+
+    def marginals(self, emissions: Tensor, mask: Tensor | None = None) -> Tensor:
+        """Posterior tag marginals p(y_t = k | x) by forward-backward.
+
+        emissions (Tensor): [B, T, K]. mask (Tensor): bool [B, T].
+        RETURNS (Tensor): [B, T, K]; rows sum to 1 inside the mask and are 0 outside it.
+        """
+        mask = self._validate(emissions, mask)
+        if emissions.size(0) == 0:
+            return emissions.new_zeros(emissions.shape)
+        _, trans, end = self._scores(emissions.dtype)
+        alphas, log_z = self._forward_scores(emissions, mask)  # [B, T, K], [B]
+        beta = end.expand(emissions.size(0), -1)  # [B, K]
+        betas = [beta]
+        for t in range(emissions.size(1) - 2, -1, -1):
+            # [K, K_next] + [B, 1, K_next] -> logsumexp over K_next -> [B, K]
+            step = torch.logsumexp(trans + (emissions[:, t + 1] + beta).unsqueeze(1), 2)
+            beta = torch.where(mask[:, t + 1].unsqueeze(1), step, end.expand_as(step))
+            betas.append(beta)
+        betas = torch.stack(betas[::-1], 1)  # [B, T, K]
+        probs = torch.exp(alphas + betas - log_z[:, None, None])
+        return probs * mask.unsqueeze(2).to(probs.dtype)

@@ -1,0 +1,89 @@
+"""displaCy rendering of parallelisms: the branches of one parallelism share one
+label ("P3 chiastic") and one colour."""
+
+from typing import Dict, List, Optional
+
+from spacy import displacy
+from spacy.tokens import Doc
+
+from .spans import DEFAULT_SPANS_KEY, get_parallelisms
+
+PALETTE = [
+    "#7aecec",
+    "#bfeeb7",
+    "#feca74",
+    "#ff9561",
+    "#aa9cfc",
+    "#c887fb",
+    "#9cc9cc",
+    "#ffeb80",
+    "#ff8197",
+    "#f0d0ff",
+    "#bfe1d9",
+    "#e4e7d2",
+    "#c9d8ef",
+    "#f4c7a1",
+]
+
+
+def displacy_colors() -> Dict[str, str]:
+    """The base palette of our span labels (entry point ``spacy_displacy_colors``)."""
+    return {
+        "SYNCHYSTIC": "#7aecec",
+        "CHIASTIC": "#feca74",
+        "PARALLELISM": "#bfeeb7",
+        "CHIASMUS": "#ff9561",
+        "INTERTEXT": "#aa9cfc",
+    }
+
+
+def parallelism_render_data(doc: Doc, spans_key: str = DEFAULT_SPANS_KEY) -> Dict:
+    """The manual displaCy "span" data of a doc's parallelisms.
+
+    RETURNS (Dict): {"text", "tokens", "spans", "title"} for displacy.render(manual=True).
+    """
+    spans: List[Dict] = []
+    for parallelism in get_parallelisms(doc, spans_key):
+        label = f"P{parallelism.id} {parallelism.label}"
+        if parallelism.stratum > 1:
+            label += f" (stratum {parallelism.stratum})"
+        for branch in parallelism.branches:
+            spans.append(
+                {
+                    "start_token": branch.start,
+                    "end_token": branch.end,
+                    "start": branch.start_char,
+                    "end": branch.end_char,
+                    "label": label,
+                }
+            )
+    return {
+        "text": doc.text,
+        "tokens": [token.text for token in doc],
+        "spans": spans,
+        "title": doc.user_data.get("title"),
+    }
+
+
+def render(
+    doc: Doc,
+    spans_key: str = DEFAULT_SPANS_KEY,
+    page: bool = False,
+    options: Optional[Dict] = None,
+) -> str:
+    """Render a doc's parallelisms as HTML with displaCy's span visualizer.
+
+    doc (Doc): the doc.
+    spans_key (str): the span group holding the branches.
+    page (bool): return a complete HTML page rather than a fragment.
+    options (Optional[Dict]): extra displaCy options.
+    RETURNS (str): the HTML.
+    """
+    data = parallelism_render_data(doc, spans_key)
+    labels = sorted({span["label"] for span in data["spans"]}, key=lambda s: int(s[1:].split()[0]))
+    colors = {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(labels)}
+    render_options = {"colors": colors}
+    render_options.update(options or {})
+    return displacy.render(
+        data, style="span", manual=True, page=page, options=render_options, jupyter=False
+    )

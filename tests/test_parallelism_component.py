@@ -1,0 +1,161 @@
+import pickle
+
+import pytest
+import spacy
+from spacy.tokens import Doc
+from spacy.training import Example
+from thinc.api import fix_random_seed
+
+from spacy_rhetoric import get_parallelisms, render, set_parallelisms
+from spacy_rhetoric.parallelism.component import SCORE_KEYS
+
+TEXTS = [
+    "non in fabricis parietibus , non in nitore marmorum , sed in hominibus fidelibus .",
+    "ex toto corde suo et ex tota anima sua et ex tota mente sua .",
+    "discite ergo quod amare debetis , ut amare possitis .",
+    "sermo habitus in regione tertia in basilica .",
+]
+GOLD = [
+    [([(0, 4), (5, 9)], "synchystic", 1), ([(2, 4), (7, 9)], "synchystic", 2)],
+    [([(0, 4), (5, 9), (10, 14)], "synchystic", 1)],
+    [([(3, 5), (7, 9)], "chiastic", 1)],
+    [],
+]
+SMALL_MODEL = {
+    "hidden_width": 32,
+    "tok2vec": {
+        "@architectures": "spacy.HashEmbedCNN.v2",
+        "pretrained_vectors": None,
+        "width": 32,
+        "depth": 2,
+        "embed_size": 500,
+        "window_size": 1,
+        "maxout_pieces": 3,
+        "subword_features": True,
+    },
+}
+
+
+def make_examples(nlp):
+    examples = []
+    for text, gold in zip(TEXTS, GOLD):
+        reference = nlp.make_doc(text)
+        set_parallelisms(reference, gold)
+        examples.append(Example(nlp.make_doc(text), reference))
+    return examples
+
+
+def make_nlp(**config):
+    nlp = spacy.blank("la")
+    nlp.add_pipe("parallelism_tagger", config={"model": SMALL_MODEL, **config})
+    return nlp
+
+
+def test_add_pipe_defaults():
+    nlp = spacy.blank("la")
+    tagger = nlp.add_pipe("parallelism_tagger")
+    assert tagger.cfg["tagset"] == "biomje"
+    assert tagger.cfg["link"] == "branch"
+    assert tagger.cfg["spans_key"] == "parallelism"
+    assert nlp.get_pipe_meta("parallelism_tagger").default_score_weights["parallelism_epm_f"] == 1.0
+
+
+def test_bad_settings():
+    nlp = spacy.blank("la")
+    with pytest.raises(ValueError):
+        nlp.add_pipe("parallelism_tagger", config={"tagset": "bioxyz"})
+    with pytest.raises(ValueError):
+        nlp.add_pipe("parallelism_tagger", name="t2", config={"n_strata": 0})
+
+
+def test_no_labels_raises():
+    nlp = make_nlp()
+    with pytest.raises(ValueError, match="no labels"):
+        nlp.initialize()
+
+
+def test_implicit_labels():
+    nlp = make_nlp(n_strata=2)
+    nlp.initialize(lambda: make_examples(nlp))
+    labels = nlp.get_pipe("parallelism_tagger").labels
+    assert labels[0] == "O"
+    assert {"B", "B-1", "E", "M"} <= set(labels)
+
+
+def test_explicit_labels():
+    nlp = make_nlp()
+    tagger = nlp.get_pipe("parallelism_tagger")
+    tagger.initialize(lambda: make_examples(nlp), labels=["B", "B-1", "B-2", "I", "J", "E", "M"])
+    assert tagger.labels == ("O", "B", "B-1", "B-2", "E", "I", "J", "M")
+    assert tagger.label_data == list(tagger.labels)
+
+
+def test_overfitting_IO(tmp_path):
+    fix_random_seed(0)
+    nlp = make_nlp(n_strata=2)
+    examples = make_examples(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    first = None
+    for _ in range(60):
+        losses = {}
+        nlp.update(examples, sgd=optimizer, losses=losses)
+        first = losses["parallelism_tagger"] if first is None else first
+    assert losses["parallelism_tagger"] < first / 10
+    predicted = [nlp(text) for text in TEXTS]
+    found = [[(p.offsets, p.stratum) for p in get_parallelisms(doc)] for doc in predicted]
+    assert found[1] == [(((0, 4), (5, 9), (10, 14)), 1)]
+    assert found[2] == [(((3, 5), (7, 9)), 1)]
+    assert found[3] == []
+    scores = nlp.evaluate(examples)
+    for key in SCORE_KEYS:
+        assert key in scores
+    assert scores["parallelism_epm_r"] >= 0.75
+    nlp.to_disk(tmp_path)
+    loaded = spacy.load(tmp_path)
+    again = [[(p.offsets, p.stratum) for p in get_parallelisms(doc)] for doc in loaded.pipe(TEXTS)]
+    assert again == found
+    # from_bytes on a fresh pipeline
+    fresh = make_nlp(n_strata=2).from_bytes(nlp.to_bytes())
+    assert [[p.offsets for p in get_parallelisms(d)] for d in fresh.pipe(TEXTS)] == [
+        [p[0] for p in f] for f in found
+    ]
+    # pickling and two processes
+    unpickled = pickle.loads(pickle.dumps(nlp))
+    assert [[p.offsets for p in get_parallelisms(d)] for d in unpickled.pipe(TEXTS)] == [
+        [p[0] for p in f] for f in found
+    ]
+    multi = list(loaded.pipe(TEXTS * 2, n_process=2, batch_size=2))
+    assert [[p.offsets for p in get_parallelisms(d)] for d in multi[:4]] == [
+        [p[0] for p in f] for f in found
+    ]
+    html = render(predicted[1])
+    assert "corde" in html and "P1 parallelism" in html
+
+
+def test_empty_and_long_docs():
+    fix_random_seed(0)
+    nlp = make_nlp()
+    nlp.initialize(lambda: make_examples(nlp))
+    assert len(nlp("").spans["parallelism"]) == 0
+    words = ("et in caelo et in terra ,".split()) * 120  # 840 tokens, > 512
+    doc = nlp(Doc(nlp.vocab, words=words))
+    assert all(0 <= s.start < s.end <= len(words) for s in doc.spans["parallelism"])
+    docs = list(nlp.pipe(["", "amare debetis", ""]))
+    assert [len(d.spans["parallelism"]) for d in docs][0] == 0
+
+
+def test_mismatched_tokenization_aligns():
+    fix_random_seed(0)
+    nlp = make_nlp()
+    reference = Doc(
+        nlp.vocab,
+        words=["amare", "debetis", ",", "ut", "amare", "possitis"],
+        spaces=[True, False, True, True, True, False],
+    )
+    set_parallelisms(reference, [([(0, 2), (4, 6)], "synchystic", 1)])
+    predicted = Doc(nlp.vocab, words=["ama", "re", "debetis", ",", "ut", "amare", "possitis"])
+    example = Example(predicted, reference)
+    tagger = nlp.get_pipe("parallelism_tagger")
+    tagger.initialize(lambda: [example])
+    rows = tagger._gold_tags(example)
+    assert rows == [["B", "I", "E", "M", "M", "B-1", "E"]]
