@@ -1,5 +1,7 @@
 """Command-line interface: ``python -m spacy_rhetoric COMMAND``."""
 
+import importlib
+import importlib.util
 import time
 from pathlib import Path
 from typing import List
@@ -94,5 +96,17 @@ def assets_cli(
         msg.fail(str(err), exits=1)
 
 
+# Each capability adds its own commands to ``app`` in ``<capability>/commands.py``.
+CAPABILITY_COMMANDS = ("parallelism", "chiasmus", "intertext", "treebank")
+
+
+def _register_capability_commands() -> None:
+    for name in CAPABILITY_COMMANDS:
+        module = f"{__package__}.{name}.commands"
+        if importlib.util.find_spec(module) is not None:
+            importlib.import_module(module)
+
+
 def main() -> None:
+    _register_capability_commands()
     app()
