@@ -14,8 +14,23 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
 
+from .linker import KIND_END, KIND_FIRST, KIND_INSIDE, KIND_LATER, KIND_OUTSIDE, Branch
 from .spans import DEFAULT_SPANS_KEY, UNTYPED, get_parallelisms, set_parallelisms
-from .tags import OUTSIDE, TagScheme, decode_strata, encode_strata, transition_constraints
+from .tags import (
+    BEGIN,
+    END,
+    LINKED_BEGIN,
+    OUTSIDE,
+    TagScheme,
+    decode_strata,
+    encode_strata,
+    join_link,
+    parse_tag,
+    split_link,
+    transition_constraints,
+)
+
+LINK_MODES = ("tags", "pairwise")
 
 DEFAULT_MODEL_CONFIG = """
 [model]
@@ -43,9 +58,6 @@ SCORE_KEYS = [
     for part in ("p", "r", "f")
 ]
 
-# rows of tag indices per stratum for one doc: [S][T]
-TagRows = List[List[int]]
-
 
 @Language.factory(
     "parallelism_tagger",
@@ -55,6 +67,7 @@ TagRows = List[List[int]]
         "spans_key": DEFAULT_SPANS_KEY,
         "tagset": "biomje",
         "link": "branch",
+        "links": "tags",
         "n_strata": 1,
         "scorer": {"@scorers": "spacy-rhetoric.parallelism_scorer.v1"},
     },
@@ -67,6 +80,7 @@ def make_parallelism_tagger(
     spans_key: str,
     tagset: str,
     link: str,
+    links: str,
     n_strata: int,
     scorer: Optional[Callable],
 ) -> "ParallelismTagger":
@@ -77,6 +91,10 @@ def make_parallelism_tagger(
     spans_key (str): the doc.spans key to write the branches to.
     tagset (str): one of bio, bioe, bioj, biom, bioje, biome, biomj, biomje.
     link (str): "token" (token distance) or "branch" (branch distance) links.
+    links (str): how links are predicted: "tags" (part of the CRF's tag vocabulary,
+        e.g. B-2: only link values seen in training can be produced) or "pairwise"
+        (the CRF predicts link-free structure tags and the model's branch linker
+        chooses each later branch's antecedent; needs ``linker_width > 0`` in the model).
     n_strata (int): how many nesting levels to predict (1 = outermost only).
     scorer (Optional[Callable]): the scoring method.
     """
@@ -87,6 +105,7 @@ def make_parallelism_tagger(
         spans_key=spans_key,
         tagset=tagset,
         link=link,
+        links=links,
         n_strata=n_strata,
         scorer=scorer,
     )
@@ -104,12 +123,17 @@ class ParallelismTagger(TrainablePipe):
         spans_key: str = DEFAULT_SPANS_KEY,
         tagset: str = "biomje",
         link: str = "branch",
+        links: str = "tags",
         n_strata: int = 1,
         scorer: Optional[Callable] = None,
     ) -> None:
         scheme = TagScheme(tagset, link)  # validates the names
         if n_strata < 1:
             raise ValueError(f"parallelism_tagger: n_strata must be >= 1, got {n_strata}.")
+        if links not in LINK_MODES:
+            raise ValueError(
+                f"parallelism_tagger: links must be one of {', '.join(LINK_MODES)}, got '{links}'."
+            )
         self.vocab = vocab
         self.model = model
         self.name = name
@@ -119,6 +143,7 @@ class ParallelismTagger(TrainablePipe):
             "spans_key": spans_key,
             "tagset": scheme.tagset,
             "link": scheme.link,
+            "links": links,
             "n_strata": n_strata,
         }
 
@@ -141,19 +166,22 @@ class ParallelismTagger(TrainablePipe):
             "initialize() (or from the labels argument there); labels cannot be added one by one."
         )
 
-    def _gold_tags(self, example: Example) -> List[List[str]]:
-        """The gold tag rows of an example, on the predicted doc's tokens. Where the
-        tokenizations differ, branches are projected through the alignment; a
-        parallelism with a branch that does not align, or on a stratum deeper than
-        n_strata, is left out of training."""
+    @property
+    def pairwise(self) -> bool:
+        return self.cfg["links"] == "pairwise"
+
+    def _gold_items(self, example: Example) -> List[Tuple[Tuple[Tuple[int, int], ...], int]]:
+        """The gold parallelisms of an example as (branch offsets, stratum), on the
+        predicted doc's tokens. Where the tokenizations differ, branches are projected
+        through the alignment; a parallelism with a branch that does not align, or on
+        a stratum deeper than n_strata, is left out of training."""
         key = self.cfg["spans_key"]
         predicted, reference = example.predicted, example.reference
-        parallelisms = get_parallelisms(reference, key)
         same_tokens = len(predicted) == len(reference) and all(
             a.text == b.text for a, b in zip(predicted, reference)
         )
         items = []
-        for parallelism in parallelisms:
+        for parallelism in get_parallelisms(reference, key):
             if parallelism.stratum > self.cfg["n_strata"]:
                 continue  # deeper than the strata this tagger predicts
             if same_tokens:
@@ -161,10 +189,52 @@ class ParallelismTagger(TrainablePipe):
                 continue
             aligned = example.get_aligned_spans_y2x(parallelism.branches, allow_overlap=True)
             if len(aligned) == len(parallelism.branches):
-                items.append(
-                    (tuple((span.start, span.end) for span in aligned), parallelism.stratum)
-                )
-        return encode_strata(items, len(predicted), self.scheme, self.cfg["n_strata"])
+                offsets = tuple((span.start, span.end) for span in aligned)
+                items.append((offsets, parallelism.stratum))
+        return items
+
+    def _gold_tags(self, example: Example) -> List[List[str]]:
+        """The gold tag rows (one per stratum) of an example; link-free structure
+        tags when links are predicted pairwise."""
+        rows = encode_strata(
+            self._gold_items(example), len(example.predicted), self.scheme, self.cfg["n_strata"]
+        )
+        if self.pairwise:
+            rows = [[split_link(tag)[0] for tag in row] for row in rows]
+        return rows
+
+    def _gold_branches(self, example: Example) -> List[List[Branch]]:
+        """Per stratum, the gold branches in order with their antecedent's index."""
+        rows: List[List[Tuple[int, int, int]]] = [[] for _ in range(self.cfg["n_strata"])]
+        for n, (offsets, stratum) in enumerate(self._gold_items(example)):
+            rows[stratum - 1].extend((start, end, n) for start, end in offsets)
+        branches = []
+        for row in rows:
+            row.sort()
+            last_of: Dict[int, int] = {}
+            ordered = []
+            for i, (start, end, group) in enumerate(row):
+                antecedent = last_of.get(group, -1)
+                ordered.append((start, end, antecedent >= 0, antecedent))
+                last_of[group] = i
+            branches.append(ordered)
+        return branches
+
+    def _label_kinds(self) -> List[int]:
+        kinds = []
+        for label in self.labels:
+            prefix = label if label == LINKED_BEGIN else parse_tag(label)[0]
+            if prefix == BEGIN:
+                kinds.append(KIND_FIRST)
+            elif prefix == LINKED_BEGIN:
+                kinds.append(KIND_LATER)
+            elif prefix == END:
+                kinds.append(KIND_END)
+            elif prefix in ("I", "J"):
+                kinds.append(KIND_INSIDE)
+            else:
+                kinds.append(KIND_OUTSIDE)
+        return kinds
 
     def _setup_model(self) -> None:
         """Give the model its output width and constraints, then build it."""
@@ -173,9 +243,16 @@ class ParallelismTagger(TrainablePipe):
                 f"{self.name}: no labels. Initialize the component with training data "
                 "(nlp.initialize) or pass labels to initialize()."
             )
+        has_linker = self.model.attrs.get("linker_width", 0) > 0
+        if has_linker != self.pairwise:
+            raise ValueError(
+                f"{self.name}: links = '{self.cfg['links']}' needs a model "
+                + ("with linker_width > 0." if self.pairwise else "with linker_width = 0.")
+            )
         self.model.set_dim("nO", len(self.labels))
         self.model.attrs["n_strata"] = self.cfg["n_strata"]
         self.model.attrs["constraints"] = transition_constraints(self.labels, self.scheme)
+        self.model.attrs["label_kinds"] = self._label_kinds()
 
     def initialize(
         self,
@@ -210,35 +287,62 @@ class ParallelismTagger(TrainablePipe):
         docs = [eg.predicted for eg in islice(get_examples(), 10)]
         self.model.initialize(X=(docs, None))
 
-    def predict(self, docs: Iterable[Doc]) -> List[TagRows]:
+    def predict(self, docs: Iterable[Doc]) -> List[List[List[str]]]:
         """Predict the tag rows (one per stratum) of each doc.
 
         docs (Iterable[Doc]): the docs.
-        RETURNS (List[List[List[int]]]): per doc, per stratum, one tag index per token.
+        RETURNS (List[List[List[str]]]): per doc, per stratum, one concrete tag per
+            token (with pairwise links, the linker's choices are joined into the tags).
         """
         docs = list(docs)
         n_strata = self.cfg["n_strata"]
-        rows: List[TagRows] = [[[] for _ in range(n_strata)] for _ in docs]
+        rows: List[List[List[str]]] = [[[] for _ in range(n_strata)] for _ in docs]
         filled = [i for i, doc in enumerate(docs) if len(doc)]
         if not filled:
             return rows
-        paths = self.model.predict(([docs[i] for i in filled], None))  # [S][B][T]
-        for stratum, stratum_paths in enumerate(paths):
-            for i, path in zip(filled, stratum_paths):
-                rows[i][stratum] = list(path)
+        output = self.model.predict(([docs[i] for i in filled], None))
+        labels = self.labels
+        for stratum, stratum_paths in enumerate(output["paths"]):
+            for b, (i, path) in enumerate(zip(filled, stratum_paths)):
+                tags = [labels[label] for label in path]
+                if self.pairwise:
+                    tags = self._join_links(tags, output["branches"][stratum][b])
+                rows[i][stratum] = tags
         return rows
 
-    def set_annotations(self, docs: Iterable[Doc], rows: List[TagRows]) -> None:
+    def _join_links(self, tags: List[str], branches: Sequence[Branch]) -> List[str]:
+        """Write the linker's antecedents into structure tags as concrete links; a
+        later branch without antecedent becomes a first branch."""
+        tags = list(tags)
+        for i, (start, _, later, antecedent) in enumerate(branches):
+            if not later:
+                continue
+            if antecedent < 0:
+                tags[start] = BEGIN
+            elif self.cfg["link"] == "branch":
+                tags[start] = join_link(LINKED_BEGIN, i - antecedent)
+            else:
+                tags[start] = join_link(LINKED_BEGIN, start - (branches[antecedent][1] - 1))
+        return tags
+
+    def set_annotations(self, docs: Iterable[Doc], rows: List[List[List[str]]]) -> None:
         """Decode the tag rows and write the parallelisms to doc.spans."""
-        labels = self.labels
-        for doc, doc_rows in zip(docs, rows):
-            tags = [[labels[i] for i in row] for row in doc_rows]
+        for doc, tags in zip(docs, rows):
             decoded = decode_strata(tags, self.scheme) if len(doc) else []
             set_parallelisms(
                 doc,
                 [(offsets, UNTYPED, stratum) for offsets, stratum in decoded],
                 self.cfg["spans_key"],
             )
+
+    def _gold(self, examples: Sequence[Example]) -> Dict[str, Any]:
+        gold: Dict[str, Any] = {"tags": self._gold_matrix(examples)}
+        if self.pairwise:
+            per_example = [self._gold_branches(eg) for eg in examples]
+            gold["branches"] = [
+                [branches[s] for branches in per_example] for s in range(self.cfg["n_strata"])
+            ]
+        return gold
 
     def _gold_matrix(self, examples: Sequence[Example]) -> numpy.ndarray:
         index = {label: i for i, label in enumerate(self.labels)}
@@ -272,7 +376,7 @@ class ParallelismTagger(TrainablePipe):
         examples = [eg for eg in examples if len(eg.predicted)]
         if not examples:
             return losses
-        gold = self._gold_matrix(examples)
+        gold = self._gold(examples)
         docs = [eg.predicted for eg in examples]
         loss, backprop = self.model.begin_update((docs, gold))
         backprop(1.0)
@@ -286,7 +390,7 @@ class ParallelismTagger(TrainablePipe):
         examples = [eg for eg in examples if len(eg.predicted)]
         if not examples:
             return 0.0, None
-        loss = self.model.predict(([eg.predicted for eg in examples], self._gold_matrix(examples)))
+        loss = self.model.predict(([eg.predicted for eg in examples], self._gold(examples)))
         return float(loss), None
 
     def from_bytes(

@@ -2,15 +2,16 @@
 branches share words, endings and structure, so for each token we mark how far back
 and ahead the nearest token with the same form (and the same ending) occurs."""
 
-from typing import Callable, Dict, List, Sequence
+from typing import List, Sequence
 
 import numpy
+from spacy.attrs import IS_PUNCT, LOWER, SUFFIX
 from spacy.tokens import Doc
 
 # distance buckets: 1, 2, 3-4, 5-8, 9-16, 17-32, 33-64
 N_BUCKETS = 7
-KEYS: Sequence[Callable[[str], str]] = (str.lower, lambda text: text.lower()[-3:])
-N_FEATURES = 2 * len(KEYS) * N_BUCKETS + 1
+KEY_ATTRS = (LOWER, SUFFIX)  # lowercase form; last three characters
+N_FEATURES = 2 * len(KEY_ATTRS) * N_BUCKETS + 1
 
 
 def _bucket(distance: numpy.ndarray) -> numpy.ndarray:
@@ -18,6 +19,23 @@ def _bucket(distance: numpy.ndarray) -> numpy.ndarray:
     bucket = numpy.ceil(numpy.log2(numpy.maximum(distance, 1))).astype("int64")
     bucket[(distance <= 0) | (bucket >= N_BUCKETS)] = -1
     return bucket
+
+
+def nearest_repeats(keys: numpy.ndarray) -> numpy.ndarray:
+    """Distances to the previous and next position with the same key.
+
+    keys (numpy.ndarray): one key per position [N].
+    RETURNS (numpy.ndarray): int64 [2, N]: distance back and ahead (0: none).
+    """
+    n = len(keys)
+    order = numpy.lexsort((numpy.arange(n), keys))  # by key, then position
+    same = keys[order[1:]] == keys[order[:-1]]
+    gaps = numpy.where(same, order[1:] - order[:-1], 0)
+    back = numpy.zeros(n, dtype="int64")
+    ahead = numpy.zeros(n, dtype="int64")
+    back[order[1:]] = gaps
+    ahead[order[:-1]] = gaps
+    return numpy.stack([back, ahead])
 
 
 def repetition_features(doc: Doc) -> numpy.ndarray:
@@ -32,30 +50,16 @@ def repetition_features(doc: Doc) -> numpy.ndarray:
     output = numpy.zeros((n, N_FEATURES), dtype="float32")
     if n == 0:
         return output
-    texts = [token.text for token in doc]
+    array = doc.to_array([*KEY_ATTRS, IS_PUNCT])
+    rows = numpy.arange(n)
     column = 0
-    for key in KEYS:
-        keys = [key(text) for text in texts]
-        back = numpy.zeros(n, dtype="int64")
-        ahead = numpy.zeros(n, dtype="int64")
-        last: Dict[str, int] = {}
-        for i, k in enumerate(keys):
-            if k in last:
-                back[i] = i - last[k]
-            last[k] = i
-        last = {}
-        for i in range(n - 1, -1, -1):
-            k = keys[i]
-            if k in last:
-                ahead[i] = last[k] - i
-            last[k] = i
-        rows = numpy.arange(n)
-        for distance in (back, ahead):
+    for k in range(len(KEY_ATTRS)):
+        for distance in nearest_repeats(array[:, k]):
             bucket = _bucket(distance)
             hit = bucket >= 0
             output[rows[hit], column + bucket[hit]] = 1.0
             column += N_BUCKETS
-    output[:, column] = [float(token.is_punct) for token in doc]
+    output[:, column] = array[:, -1]
     return output
 
 

@@ -6,10 +6,10 @@ tagset's transition constraints are only known once the component has its labels
 the component stores them in ``model.attrs`` before initializing the model.
 """
 
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
-import numpy
 import torch
+from spacy.attrs import LOWER, SUFFIX
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, torch2xp, xp2torch
@@ -18,8 +18,10 @@ from thinc.types import Floats2d
 from .features import N_FEATURES, batch_repetition_features
 from .network import ParallelismNetwork
 
-# (docs, gold tags [S, B, T] or None) -> loss (training) or per-stratum tag paths
-InT = Tuple[List[Doc], Optional[numpy.ndarray]]
+# (docs, gold or None) -> loss (training) or {"paths": per-stratum tag paths,
+# "branches": per-stratum linked branches}. gold = {"tags": [S, B, T] array,
+# "branches": per stratum, per doc, (start, end, is later, antecedent index)}.
+InT = Tuple[List[Doc], Optional[Dict[str, Any]]]
 
 
 @registry.architectures("spacy-rhetoric.ParallelismTagger.v1")
@@ -29,6 +31,9 @@ def build_parallelism_tagger(
     depth: int = 1,
     dropout: float = 0.2,
     repetition_features: bool = True,
+    attention_heads: int = 0,
+    linker_width: int = 0,
+    max_back: int = 8,
 ) -> Model[InT, Any]:
     """Build the parallelism tagger model.
 
@@ -38,6 +43,11 @@ def build_parallelism_tagger(
     depth (int): BiLSTM layers.
     dropout (float): dropout around the encoder.
     repetition_features (bool): append features that mark nearby repeated forms and endings.
+    attention_heads (int): heads of a residual self-attention layer after the encoder (0: none).
+    linker_width (int): width of the pairwise branch linker (0: links are part of the
+        tags; > 0: the CRF predicts link-free structure tags and the linker chooses
+        each later branch's antecedent). Must match the component's ``links`` setting.
+    max_back (int): candidate antecedents per branch for the linker.
     RETURNS (Model[Tuple[List[Doc], Optional[numpy.ndarray]], Any]): the model. In
         training it returns the negative log-likelihood of the gold tags; in
         prediction, per stratum, the best tag path of each doc.
@@ -54,8 +64,12 @@ def build_parallelism_tagger(
             "depth": depth,
             "dropout": dropout,
             "repetition_features": repetition_features,
+            "attention_heads": attention_heads,
+            "linker_width": linker_width,
+            "max_back": max_back,
             "n_strata": 1,
             "constraints": None,
+            "label_kinds": None,
         },
     )
 
@@ -79,6 +93,10 @@ def init(model: Model, X: Optional[InT] = None, Y: Any = None) -> None:
         hidden=model.attrs["hidden_width"],
         depth=model.attrs["depth"],
         dropout=model.attrs["dropout"],
+        attention_heads=model.attrs["attention_heads"],
+        label_kinds=model.attrs["label_kinds"],
+        linker_width=model.attrs["linker_width"],
+        max_back=model.attrs["max_back"],
     )
     head = PyTorchWrapper_v2(
         network, convert_inputs=_convert_inputs, convert_outputs=_convert_outputs
@@ -88,7 +106,7 @@ def init(model: Model, X: Optional[InT] = None, Y: Any = None) -> None:
 
 
 def forward(model: Model, inputs: InT, is_train: bool) -> Tuple[Any, Callable]:
-    docs, tags = inputs
+    docs, gold = inputs
     tok2vec = model.get_ref("tok2vec")
     head = model.get_ref("head")
     vectors, backprop_vectors = tok2vec(docs, is_train)
@@ -98,7 +116,8 @@ def forward(model: Model, inputs: InT, is_train: bool) -> Tuple[Any, Callable]:
         X = [model.ops.xp.hstack((v, model.ops.asarray2f(f))) for v, f in zip(vectors, features)]
     else:
         X = vectors
-    output, backprop_head = head((X, tags), is_train)
+    keys = token_keys(docs) if model.attrs["linker_width"] else None
+    output, backprop_head = head((X, gold, keys), is_train)
 
     def backprop(d_output: Any) -> Any:
         dX = backprop_head(d_output)
@@ -107,17 +126,23 @@ def forward(model: Model, inputs: InT, is_train: bool) -> Tuple[Any, Callable]:
     return output, backprop
 
 
+def token_keys(docs: List[Doc]) -> List[List[Tuple[int, int]]]:
+    """Per doc, the (lowercase form, ending) hashes of its tokens, for the linker."""
+    return [[tuple(row) for row in doc.to_array([LOWER, SUFFIX]).tolist()] for doc in docs]
+
+
 def _convert_inputs(
-    model: Model, inputs: Tuple[List[Floats2d], Optional[numpy.ndarray]], is_train: bool
+    model: Model, inputs: Tuple[List[Floats2d], Optional[Dict[str, Any]], Any], is_train: bool
 ) -> Tuple[ArgsKwargs, Callable[[ArgsKwargs], List[Floats2d]]]:
-    X, tags = inputs
+    X, gold, keys = inputs
     lengths = [len(x) for x in X]
     padded = model.ops.pad(X)  # [B, T, nI]
     x = xp2torch(padded, requires_grad=is_train)
     mask = torch.arange(padded.shape[1])[None, :] < torch.as_tensor(lengths)[:, None]  # [B, T]
-    kwargs = {}
-    if tags is not None:
-        kwargs["tags"] = torch.as_tensor(tags, dtype=torch.long)  # [S, B, T]
+    kwargs: Dict[str, Any] = {"keys": keys}
+    if gold is not None:
+        kwargs["tags"] = torch.as_tensor(gold["tags"], dtype=torch.long)  # [S, B, T]
+        kwargs["branches"] = gold.get("branches")
 
     def reverse(d_inputs: ArgsKwargs) -> List[Floats2d]:
         d_padded = torch2xp(d_inputs.args[0])

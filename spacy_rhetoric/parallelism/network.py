@@ -1,14 +1,16 @@
-"""The torch part of the parallelism tagger: an optional BiLSTM encoder, one linear
-emission layer and one constrained CRF per stratum."""
+"""The torch part of the parallelism tagger: an optional BiLSTM encoder, optional
+self-attention, one linear emission layer and one constrained CRF per stratum, and
+optionally a pairwise branch linker."""
 
 import os
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 import torch
 from torch import nn
 
 from .crf import ConstrainedCRF
+from .linker import BranchLinker, TokenKeys, read_branches
 
 Masks = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]
 
@@ -24,7 +26,7 @@ os.register_at_fork(after_in_child=_single_thread_after_fork)
 
 
 class ParallelismNetwork(nn.Module):
-    """Token vectors -> per-stratum tag sequences.
+    """Token vectors -> per-stratum tag sequences (and branch links).
 
     n_input (int): width of the incoming token vectors.
     n_labels (int): number of tags (shared by all strata).
@@ -33,6 +35,13 @@ class ParallelismNetwork(nn.Module):
     hidden (int): BiLSTM width per direction; 0 disables the encoder.
     depth (int): BiLSTM layers.
     dropout (float): dropout on the encoder input and output.
+    attention_heads (int): heads of one residual self-attention layer over the
+        encoder output (0: none). Lets every token see similar tokens far away.
+    label_kinds (Optional[Sequence[int]]): with a linker, how each label opens,
+        continues or closes a branch (see linker.py).
+    linker_width (int): width of the pairwise branch linker (0: no linker; links are
+        part of the tags).
+    max_back (int): the linker's number of candidate antecedents.
     """
 
     def __init__(
@@ -44,6 +53,10 @@ class ParallelismNetwork(nn.Module):
         hidden: int = 128,
         depth: int = 1,
         dropout: float = 0.2,
+        attention_heads: int = 0,
+        label_kinds: Optional[Sequence[int]] = None,
+        linker_width: int = 0,
+        max_back: int = 8,
     ):
         super().__init__()
         self.dropout = nn.Dropout(dropout)
@@ -55,6 +68,12 @@ class ParallelismNetwork(nn.Module):
         else:
             self.encoder = None
             n_encoded = n_input
+        self.attention: Optional[nn.MultiheadAttention] = None
+        if attention_heads > 0:
+            self.attention = nn.MultiheadAttention(
+                n_encoded, attention_heads, dropout=dropout, batch_first=True
+            )
+            self.attention_norm = nn.LayerNorm(n_encoded)
         start, trans, end = (
             torch.as_tensor(numpy.asarray(m), dtype=torch.bool) for m in constraints
         )
@@ -63,43 +82,64 @@ class ParallelismNetwork(nn.Module):
             ConstrainedCRF(n_labels, start_mask=start, trans_mask=trans, end_mask=end)
             for _ in range(n_strata)
         )
+        self.linker: Optional[BranchLinker] = None
+        self.label_kinds = list(label_kinds) if label_kinds is not None else None
+        if linker_width > 0:
+            if self.label_kinds is None:
+                raise ValueError("ParallelismNetwork: a linker needs label_kinds")
+            self.linker = BranchLinker(n_encoded, linker_width, max_back)
 
     def encode(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         # x: [B, T, nI], mask: [B, T] -> [B, T, nE]
         x = self.dropout(x)
-        if self.encoder is None:
-            return x
-        lengths = mask.sum(1).clamp(min=1).cpu()
-        packed = nn.utils.rnn.pack_padded_sequence(
-            x, lengths, batch_first=True, enforce_sorted=False
-        )
-        output, _ = self.encoder(packed)
-        output, _ = nn.utils.rnn.pad_packed_sequence(
-            output, batch_first=True, total_length=x.shape[1]
-        )
-        return self.dropout(output)
-
-    def emissions(self, x: torch.Tensor, mask: torch.Tensor) -> List[torch.Tensor]:
-        """RETURNS (List[torch.Tensor]): per stratum, emission scores [B, T, K]."""
-        encoded = self.encode(x, mask)
-        return [emitter(encoded) for emitter in self.emitters]
+        if self.encoder is not None:
+            lengths = mask.sum(1).clamp(min=1).cpu()
+            packed = nn.utils.rnn.pack_padded_sequence(
+                x, lengths, batch_first=True, enforce_sorted=False
+            )
+            output, _ = self.encoder(packed)
+            x, _ = nn.utils.rnn.pad_packed_sequence(
+                output, batch_first=True, total_length=x.shape[1]
+            )
+            x = self.dropout(x)
+        if self.attention is not None:
+            attended, _ = self.attention(x, x, x, key_padding_mask=~mask, need_weights=False)
+            x = self.attention_norm(x + self.dropout(attended))
+        return x
 
     def forward(
-        self, x: torch.Tensor, mask: torch.Tensor, tags: Optional[torch.Tensor] = None
-    ) -> Union[torch.Tensor, List[List[List[int]]]]:
-        """With gold ``tags`` [S, B, T]: the summed negative log-likelihood (a scalar).
-        Without: per stratum, the Viterbi tag paths of each sequence."""
-        emissions = self.emissions(x, mask)
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor,
+        tags: Optional[torch.Tensor] = None,
+        branches: Optional[Sequence[Sequence[Sequence[Tuple[int, int, bool, int]]]]] = None,
+        keys: Optional[TokenKeys] = None,
+    ) -> Any:
+        """With gold ``tags`` [S, B, T] (and, with a linker, the gold ``branches`` per
+        stratum and doc): the summed negative log-likelihood, a scalar. Without: a dict
+        with per stratum the Viterbi tag paths of each sequence ("paths") and, with a
+        linker, the branches with their chosen antecedents ("branches")."""
+        encoded = self.encode(x, mask)
+        emissions = [emitter(encoded) for emitter in self.emitters]
         if tags is not None:
             losses = [
                 crf(scores, tags[s], mask, reduction="sum")
                 for s, (crf, scores) in enumerate(zip(self.crfs, emissions))
             ]
-            return torch.stack(losses).sum()
-        return [crf.decode(scores, mask) for crf, scores in zip(self.crfs, emissions)]
+            loss = torch.stack(losses).sum()
+            if self.linker is not None and branches is not None:
+                loss = loss + self.linker.loss(encoded, branches, keys)
+            return loss
+        paths = [crf.decode(scores, mask) for crf, scores in zip(self.crfs, emissions)]
+        output: Dict[str, Any] = {"paths": paths}
+        if self.linker is not None:
+            rows = [
+                [read_branches(path, self.label_kinds) for path in stratum] for stratum in paths
+            ]
+            output["branches"] = self.linker.predict(encoded, rows, keys)
+        return output
 
-    def marginals(self, x: torch.Tensor, mask: torch.Tensor) -> Sequence[torch.Tensor]:
-        """RETURNS (Sequence[torch.Tensor]): per stratum, tag marginals [B, T, K]."""
-        return [
-            crf.marginals(scores, mask) for crf, scores in zip(self.crfs, self.emissions(x, mask))
-        ]
+    def marginals(self, x: torch.Tensor, mask: torch.Tensor) -> List[torch.Tensor]:
+        """RETURNS (List[torch.Tensor]): per stratum, tag marginals [B, T, K]."""
+        encoded = self.encode(x, mask)
+        return [crf.marginals(e(encoded), mask) for crf, e in zip(self.crfs, self.emitters)]

@@ -1,0 +1,255 @@
+"""Chiasmus candidate search: every crosswise inversion A B B' A' of equal parts of speech.
+
+A *candidate* of depth 2 is a quadruple of token positions ``a < b < b' < a'`` with
+
+* ``pos[a] == pos[a']`` and ``pos[b] == pos[b']``,
+* ``a' - a < window``,
+* every position eligible (its part of speech in the allow list, if one is given, and
+  not in the deny list),
+* optionally, ``a`` and ``a'`` (and so everything between them) in the same sentence,
+* optionally (``antimetabole_only``), ``lemma[a] == lemma[a']`` and ``lemma[b] == lemma[b']``.
+
+A candidate of depth 3 is a sextuple ``a < b < c < c' < b' < a'`` with the same conditions
+on each of the three pairs. Candidates are arrays of positions in role order
+``A, B, (C, C',) B', A'``; the output of a search is sorted lexicographically in that order,
+so it equals the nested loops of the definition exactly. A candidate is an *antimetabole*
+when every pair also repeats its lemma.
+
+The search never enumerates quadruples it will not keep: it groups the eligible positions
+into same-part-of-speech pairs (at most ``window - 1`` apart, O(n * window) of them), and
+nests the pairs inside each other with vectorised range expansion. It streams: anchors
+``a`` are processed in blocks whose output is bounded (``batch_size`` candidates, plus at
+most one anchor's worth), so a whole novel is searched in bounded memory.
+"""
+
+from typing import Iterable, Iterator, List, NamedTuple, Optional, Sequence, Union
+
+import numpy
+
+DEFAULT_WINDOW = 30
+ROLES_BY_DEPTH = {2: ("A", "B", "B'", "A'"), 3: ("A", "B", "C", "C'", "B'", "A'")}
+_ANCHOR_BLOCK = 2048
+
+
+class Candidates(NamedTuple):
+    """A batch of candidates.
+
+    indices (numpy.ndarray): [k, 2 * depth] token positions in role order A, B, ..., B', A'.
+    antimetabole (numpy.ndarray): [k] bool, True where every pair also repeats its lemma.
+    """
+
+    indices: numpy.ndarray
+    antimetabole: numpy.ndarray
+
+
+def roles(depth: int) -> Sequence[str]:
+    """depth (int): 2 (A B B' A') or 3 (A B C C' B' A').
+    RETURNS (Sequence[str]): the role names of the columns of a candidate array.
+    """
+    if depth not in ROLES_BY_DEPTH:
+        raise ValueError(f"chiasmus candidates: depth must be 2 or 3, got {depth}")
+    return ROLES_BY_DEPTH[depth]
+
+
+def empty_candidates(depth: int = 2) -> Candidates:
+    """RETURNS (Candidates): a batch without candidates."""
+    return Candidates(
+        numpy.zeros((0, len(roles(depth))), dtype=numpy.int64), numpy.zeros(0, dtype=bool)
+    )
+
+
+def _codes(values: Union[Sequence, numpy.ndarray]) -> numpy.ndarray:
+    """Integer codes of arbitrary hashable labels (equal labels, equal codes)."""
+    array = numpy.asarray(values)
+    if array.dtype.kind in "iu":
+        return array.astype(numpy.int64, copy=False)
+    if len(values) == 0:
+        return numpy.zeros(0, dtype=numpy.int64)
+    _, inverse = numpy.unique(numpy.asarray([str(v) for v in values]), return_inverse=True)
+    return inverse.astype(numpy.int64)
+
+
+def _eligible(
+    pos: Sequence,
+    allowed_pos: Optional[Iterable] = None,
+    denied_pos: Optional[Iterable] = None,
+) -> numpy.ndarray:
+    values = numpy.asarray([str(p) for p in pos], dtype=object)
+    mask = numpy.ones(len(values), dtype=bool)
+    if allowed_pos is not None:
+        mask &= numpy.isin(values, numpy.asarray(list(allowed_pos), dtype=object))
+    if denied_pos is not None:
+        mask &= ~numpy.isin(values, numpy.asarray(list(denied_pos), dtype=object))
+    return mask
+
+
+def _pairs(
+    start: int,
+    stop: int,
+    pos: numpy.ndarray,
+    eligible: numpy.ndarray,
+    lemmas: Optional[numpy.ndarray],
+    window: int,
+) -> numpy.ndarray:
+    """All same-POS pairs (i, j), start <= i < j < stop, j - i < window, sorted by (i, j).
+
+    RETURNS (numpy.ndarray): [m, 2] positions.
+    """
+    firsts, seconds = [], []
+    for gap in range(1, min(window, stop - start)):
+        i = numpy.arange(start, stop - gap)
+        j = i + gap
+        keep = eligible[i] & eligible[j] & (pos[i] == pos[j])
+        if lemmas is not None:
+            keep &= lemmas[i] == lemmas[j]
+        firsts.append(i[keep])
+        seconds.append(j[keep])
+    if not firsts:
+        return numpy.zeros((0, 2), dtype=numpy.int64)
+    pairs = numpy.stack((numpy.concatenate(firsts), numpy.concatenate(seconds)), axis=1)
+    return pairs[numpy.lexsort((pairs[:, 1], pairs[:, 0]))]
+
+
+def _expand(lo: numpy.ndarray, hi: numpy.ndarray) -> numpy.ndarray:
+    """Ragged ranges [lo_r, hi_r) -> (row of each element, element) as [total, 2]."""
+    counts = numpy.maximum(hi - lo, 0)
+    total = int(counts.sum())
+    rows = numpy.repeat(numpy.arange(len(lo)), counts)
+    offsets = numpy.arange(total) - numpy.repeat(numpy.cumsum(counts) - counts, counts)
+    return numpy.stack((rows, lo[rows] + offsets), axis=1)
+
+
+def _nest(frames: numpy.ndarray, pairs: numpy.ndarray, first_of: numpy.ndarray) -> numpy.ndarray:
+    """Insert every pair nested strictly inside the innermost pair of each frame.
+
+    frames (numpy.ndarray): [k, 2L] candidates of L levels (A.., ..A').
+    pairs (numpy.ndarray): [m, 2] pairs sorted by (first, second).
+    first_of (numpy.ndarray): first_of[p] = index of the first pair whose first position >= p
+        (positions relative to the region the pairs were built on).
+    RETURNS (numpy.ndarray): [k', 2L + 2] candidates of L + 1 levels, in frame order.
+    """
+    levels = frames.shape[1] // 2
+    left, right = frames[:, levels - 1], frames[:, levels]
+    # pairs whose first position lies in (left, right - 1): a contiguous range of `pairs`
+    lo = first_of[left + 1]
+    hi = first_of[numpy.maximum(right - 1, left + 1)]
+    rows_and_pairs = _expand(lo, hi)
+    rows, chosen = rows_and_pairs[:, 0], rows_and_pairs[:, 1]
+    keep = pairs[chosen, 1] < right[rows]
+    rows, chosen = rows[keep], chosen[keep]
+    inner = pairs[chosen]
+    return numpy.concatenate((frames[rows, :levels], inner, frames[rows, levels:]), axis=1).astype(
+        numpy.int64
+    )
+
+
+def _antimetabole(indices: numpy.ndarray, lemmas: Optional[numpy.ndarray]) -> numpy.ndarray:
+    if lemmas is None or len(indices) == 0:
+        return numpy.zeros(len(indices), dtype=bool)
+    width = indices.shape[1]
+    values = lemmas[indices]
+    flag = numpy.ones(len(indices), dtype=bool)
+    for level in range(width // 2):
+        flag &= values[:, level] == values[:, width - 1 - level]
+    return flag
+
+
+def iter_candidates(
+    pos: Sequence,
+    *,
+    lemmas: Optional[Sequence] = None,
+    window: int = DEFAULT_WINDOW,
+    depth: int = 2,
+    allowed_pos: Optional[Iterable] = None,
+    denied_pos: Optional[Iterable] = None,
+    sentences: Optional[Sequence[int]] = None,
+    antimetabole_only: bool = False,
+    batch_size: int = 1 << 18,
+) -> Iterator[Candidates]:
+    """Stream the chiasmus candidates of a token sequence (see the module docstring).
+
+    pos (Sequence): one part-of-speech label (str or int) per token.
+    lemmas (Optional[Sequence]): one lemma (str or int) per token, for the antimetabole flag.
+    window (int): a' - a < window.
+    depth (int): 2 (A B B' A') or 3 (A B C C' B' A').
+    allowed_pos (Optional[Iterable]): if given, only tokens with these labels take part.
+    denied_pos (Optional[Iterable]): tokens with these labels never take part.
+    sentences (Optional[Sequence[int]]): one sentence id per token; if given, a candidate
+        never crosses a sentence boundary.
+    antimetabole_only (bool): keep only candidates whose pairs also repeat their lemma.
+    batch_size (int): soft bound on the candidates of one yielded batch.
+    YIELDS (Candidates): batches in lexicographic order of the role tuples.
+    """
+    roles(depth)
+    if window < 1:
+        raise ValueError(f"chiasmus candidates: window must be >= 1, got {window}")
+    n = len(pos)
+    codes = _codes(pos)
+    eligible = _eligible(pos, allowed_pos, denied_pos)
+    lemma_codes = _codes(lemmas) if lemmas is not None else None
+    if lemma_codes is not None and len(lemma_codes) != n:
+        raise ValueError(f"chiasmus candidates: {len(lemma_codes)} lemmas for {n} tokens")
+    if antimetabole_only and lemma_codes is None:
+        raise ValueError("chiasmus candidates: antimetabole_only needs lemmas")
+    sentence_ids = None
+    if sentences is not None:
+        sentence_ids = numpy.asarray(sentences, dtype=numpy.int64)
+        if len(sentence_ids) != n:
+            raise ValueError(
+                f"chiasmus candidates: {len(sentence_ids)} sentence ids for {n} tokens"
+            )
+    pair_lemmas = lemma_codes if antimetabole_only else None
+    for start in range(0, n, _ANCHOR_BLOCK):
+        stop = min(n, start + _ANCHOR_BLOCK)
+        region_stop = min(n, stop + window - 1)
+        pairs = _pairs(start, region_stop, codes, eligible, pair_lemmas, window)
+        if len(pairs) == 0:
+            continue
+        # first_of[p - start]: index of the first pair whose first position >= p
+        first_of = numpy.searchsorted(pairs[:, 0], numpy.arange(start, region_stop + 1))
+        outer = pairs[pairs[:, 0] < stop]
+        outer = outer[outer[:, 1] - outer[:, 0] >= 2 * depth - 1]
+        if sentence_ids is not None:
+            outer = outer[sentence_ids[outer[:, 0]] == sentence_ids[outer[:, 1]]]
+        if len(outer) == 0:
+            continue
+        local = pairs - start
+        # bound the output per yielded batch: cut between anchors at multiples of
+        # batch_size of the first expansion's size (an upper bound of its output)
+        size = (
+            first_of[numpy.maximum(outer[:, 1] - 1 - start, 0)] - first_of[outer[:, 0] + 1 - start]
+        )
+        group = numpy.cumsum(numpy.maximum(size, 0)) // max(1, batch_size)
+        anchors_change = numpy.r_[True, outer[1:, 0] != outer[:-1, 0]]
+        # the group of an anchor is that of its first outer pair
+        group = numpy.maximum.accumulate(numpy.where(anchors_change, group, 0))
+        cuts = numpy.flatnonzero(numpy.r_[True, group[1:] != group[:-1]])
+        for lo, hi in zip(cuts, numpy.r_[cuts[1:], len(outer)]):
+            frames = outer[lo:hi] - start
+            for _ in range(depth - 1):
+                frames = _nest(frames, local, first_of)
+            if len(frames) == 0:
+                continue
+            frames = frames[numpy.lexsort(frames.T[::-1])] + start
+            yield Candidates(frames, _antimetabole(frames, lemma_codes))
+
+
+def find_candidates(pos: Sequence, **kwargs) -> Candidates:
+    """All chiasmus candidates of a token sequence in one batch; takes the arguments of
+    ``iter_candidates``.
+
+    RETURNS (Candidates): the candidates, sorted lexicographically in role order.
+    """
+    batches: List[Candidates] = list(iter_candidates(pos, **kwargs))
+    if not batches:
+        return empty_candidates(kwargs.get("depth", 2))
+    return Candidates(
+        numpy.concatenate([b.indices for b in batches]),
+        numpy.concatenate([b.antimetabole for b in batches]),
+    )
+
+
+def count_candidates(pos: Sequence, **kwargs) -> int:
+    """The number of candidates, counted batch by batch (bounded memory); takes the
+    arguments of ``iter_candidates``."""
+    return sum(len(batch.indices) for batch in iter_candidates(pos, **kwargs))

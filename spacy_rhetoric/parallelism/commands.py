@@ -1,0 +1,55 @@
+"""CLI commands of the parallelism capability."""
+
+from pathlib import Path
+from typing import Optional
+
+import srsly
+from wasabi import msg
+
+from ..cli import Arg, Opt, app
+
+METRICS = ("epm", "mpbm", "mbawo", "mwo")
+
+
+@app.command("evaluate-parallelism")
+def evaluate_parallelism_cli(
+    gold: Path = Arg(..., help="Gold .spacy file", exists=True),
+    pred: Optional[Path] = Arg(None, help="Predicted .spacy file (same docs, same order)"),
+    model: Optional[Path] = Opt(None, "--model", "-m", help="Predict with this pipeline instead"),
+    spans_key: str = Opt("parallelism", "--spans-key", help="Span group of the branches"),
+    output: Optional[Path] = Opt(None, "--output", "-o", help="Write the scores as JSON"),
+    save_predictions: Optional[Path] = Opt(None, "--save", help="Write predicted docs (.spacy)"),
+    as_json: bool = Opt(False, "--json", help="Print JSON"),
+):
+    """Score parallelisms with EPM, MPBM, MBAWO and MWO (P/R/F1, micro-averaged).
+
+    Give either PRED or --model (which predicts on the gold tokens)."""
+    import spacy
+
+    import spacy_rhetoric  # noqa: F401
+
+    from .evaluate import evaluate_parallelism
+
+    if (pred is None) == (model is None):
+        msg.fail("Give either PRED or --model.", exits=1)
+    nlp = spacy.load(model) if model is not None else None
+    try:
+        scores = evaluate_parallelism(gold, pred, nlp, spans_key, save_predictions)
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(output, scores)
+    if as_json:
+        print(srsly.json_dumps(scores, indent=2))
+        return
+    rows = [
+        (name.upper(), *(f"{100 * scores[f'parallelism_{name}_{part}']:.2f}" for part in "prf"))
+        for name in METRICS
+    ]
+    msg.table(rows, header=("metric", "P", "R", "F1"), divider=True)
+    if "tokens_per_second" in scores:
+        msg.info(
+            f"{scores['tokens']} tokens in {scores['seconds']:.1f}s "
+            f"({scores['tokens_per_second']:.0f} tokens/s)"
+        )

@@ -1,0 +1,75 @@
+"""Evaluate parallelism predictions against gold DocBins (the paper's protocol:
+gold tokens, all four metrics, micro-averaged over documents)."""
+
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Union
+
+from spacy.language import Language
+from spacy.tokens import Doc, DocBin
+from spacy.training import Example
+from spacy.vocab import Vocab
+
+from ..corpora.stats import read_docbins
+from .metrics import score_parallelism
+from .spans import DEFAULT_SPANS_KEY
+
+
+def _strip(doc: Doc) -> Doc:
+    """A copy of a doc with its tokens only (the model sees the gold tokenization)."""
+    return Doc(doc.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc])
+
+
+def predict_docs(
+    nlp: Language, gold: List[Doc], batch_size: int = 16, n_process: int = 1
+) -> List[Doc]:
+    """Run a pipeline over the gold tokens of each doc."""
+    return list(nlp.pipe((_strip(doc) for doc in gold), batch_size=batch_size, n_process=n_process))
+
+
+def evaluate_parallelism(
+    gold_path: Union[str, Path],
+    pred_path: Optional[Union[str, Path]] = None,
+    nlp: Optional[Language] = None,
+    spans_key: str = DEFAULT_SPANS_KEY,
+    save_predictions: Optional[Union[str, Path]] = None,
+) -> Dict[str, Any]:
+    """Score predicted parallelisms against gold ones.
+
+    gold_path (Union[str, Path]): gold .spacy file (or directory of them).
+    pred_path (Optional[Union[str, Path]]): predicted .spacy file(s), aligned with the
+        gold docs by order; or None to predict with ``nlp`` on the gold tokens.
+    nlp (Optional[Language]): the pipeline to predict with when pred_path is None.
+    spans_key (str): the span group of the branches.
+    save_predictions (Optional[Union[str, Path]]): write the predicted docs here.
+    RETURNS (Dict[str, Any]): the scorer's keys plus docs, tokens, seconds and
+        tokens_per_second (of prediction, when it ran).
+    """
+    vocab = nlp.vocab if nlp is not None else Vocab()
+    gold = list(read_docbins([gold_path], vocab))
+    result: Dict[str, Any] = {}
+    if pred_path is not None:
+        predicted = list(read_docbins([pred_path], vocab))
+    elif nlp is not None:
+        start = time.perf_counter()
+        predicted = predict_docs(nlp, gold)
+        seconds = time.perf_counter() - start
+        tokens = sum(len(doc) for doc in gold)
+        result.update({"seconds": seconds, "tokens_per_second": tokens / max(seconds, 1e-9)})
+    else:
+        raise ValueError("evaluate_parallelism needs predictions (pred_path) or a pipeline (nlp).")
+    if len(predicted) != len(gold):
+        raise ValueError(
+            f"{len(predicted)} predicted docs but {len(gold)} gold docs: the files must hold "
+            "the same docs in the same order."
+        )
+    for i, (p, g) in enumerate(zip(predicted, gold)):
+        if p.text != g.text:
+            raise ValueError(f"doc {i}: the predicted text differs from the gold text.")
+    if save_predictions is not None:
+        DocBin(store_user_data=True, docs=predicted).to_disk(save_predictions)
+    examples = [Example(p, g) for p, g in zip(predicted, gold)]
+    result.update(score_parallelism(examples, spans_key=spans_key))
+    result["docs"] = len(gold)
+    result["tokens"] = sum(len(doc) for doc in gold)
+    return result

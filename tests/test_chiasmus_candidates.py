@@ -1,0 +1,154 @@
+from itertools import combinations
+
+import numpy
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spacy_rhetoric.chiasmus.candidates import (
+    count_candidates,
+    find_candidates,
+    iter_candidates,
+    roles,
+)
+
+
+def brute_force(
+    pos,
+    lemmas=None,
+    window=30,
+    depth=2,
+    allowed=None,
+    denied=None,
+    sentences=None,
+    antimetabole_only=False,
+):
+    """The definition, literally: nested loops over every increasing position tuple."""
+    n = len(pos)
+
+    def eligible(i):
+        return (allowed is None or pos[i] in allowed) and (denied is None or pos[i] not in denied)
+
+    found, flags = [], []
+    for a in range(n):
+        for b in range(a + 1, n):
+            for b2 in range(b + 1, n):
+                for a2 in range(b2 + 1, n):
+                    middles = [()] if depth == 2 else combinations(range(b + 1, b2), 2)
+                    for middle in middles:
+                        t = (a, b, *middle, b2, a2)
+                        if a2 - a >= window or not all(eligible(i) for i in t):
+                            continue
+                        if any(pos[t[k]] != pos[t[-1 - k]] for k in range(depth)):
+                            continue
+                        if sentences is not None and sentences[a] != sentences[a2]:
+                            continue
+                        am = lemmas is not None and all(
+                            lemmas[t[k]] == lemmas[t[-1 - k]] for k in range(depth)
+                        )
+                        if antimetabole_only and not am:
+                            continue
+                        found.append(t)
+                        flags.append(am)
+    # the nested loops run a, b, b', a' (depth 3: a, b, b', a', c, c'); sort to role order
+    order = sorted(range(len(found)), key=lambda i: found[i])
+    return [found[i] for i in order], [flags[i] for i in order]
+
+
+@st.composite
+def sequences(draw, max_size=22):
+    n = draw(st.integers(0, max_size))
+    pos = draw(st.lists(st.sampled_from("NVAD"), min_size=n, max_size=n))
+    lemmas = draw(st.lists(st.sampled_from("xyz"), min_size=n, max_size=n))
+    breaks = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    sentences = list(numpy.cumsum(breaks)) if draw(st.booleans()) else None
+    return pos, lemmas, sentences
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    sequences(),
+    st.integers(1, 14),
+    st.sampled_from([None, {"N", "V", "A"}]),
+    st.sampled_from([None, {"D"}]),
+    st.booleans(),
+    st.sampled_from([1, 7, 1 << 18]),
+)
+def test_depth2_equals_brute_force(data, window, allowed, denied, am_only, batch_size):
+    pos, lemmas, sentences = data
+    expected, flags = brute_force(
+        pos, lemmas, window, 2, allowed, denied, sentences, antimetabole_only=am_only
+    )
+    found = find_candidates(
+        pos,
+        lemmas=lemmas,
+        window=window,
+        allowed_pos=allowed,
+        denied_pos=denied,
+        sentences=sentences,
+        antimetabole_only=am_only,
+        batch_size=batch_size,
+    )
+    assert found.indices.shape == (len(expected), 4)
+    assert [tuple(map(int, row)) for row in found.indices] == expected
+    assert found.antimetabole.tolist() == flags
+
+
+@settings(max_examples=60, deadline=None)
+@given(sequences(max_size=16), st.integers(1, 14), st.booleans())
+def test_depth3_equals_brute_force(data, window, am_only):
+    pos, lemmas, sentences = data
+    expected, flags = brute_force(
+        pos, lemmas, window, 3, sentences=sentences, antimetabole_only=am_only
+    )
+    found = find_candidates(
+        pos,
+        lemmas=lemmas,
+        window=window,
+        depth=3,
+        sentences=sentences,
+        antimetabole_only=am_only,
+        batch_size=3,
+    )
+    assert [tuple(map(int, row)) for row in found.indices] == expected
+    assert found.antimetabole.tolist() == flags
+
+
+def test_anchor_blocks_and_batches():
+    # longer than one anchor block (2048 tokens): block edges must lose nothing
+    rng = numpy.random.default_rng(0)
+    pos = rng.choice(list("NVADP"), size=5000).tolist()
+    window = 9
+    full = find_candidates(pos, window=window, batch_size=1 << 30)
+    batches = list(iter_candidates(pos, window=window, batch_size=500))
+    assert len(batches) > 10
+    stacked = numpy.concatenate([b.indices for b in batches])
+    assert numpy.array_equal(stacked, full.indices)
+    assert count_candidates(pos, window=window) == len(full.indices)
+    # all candidates are valid and sorted
+    a, b, b2, a2 = full.indices.T
+    assert ((a < b) & (b < b2) & (b2 < a2) & (a2 - a < window)).all()
+    pos_array = numpy.asarray(pos)
+    assert (pos_array[a] == pos_array[a2]).all() and (pos_array[b] == pos_array[b2]).all()
+    keys = [tuple(row) for row in full.indices[:2000]]
+    assert keys == sorted(keys)
+    # every valid quadruple of the first 60 tokens is found
+    head = find_candidates(pos[:60], window=window)
+    assert [tuple(r) for r in head.indices] == brute_force(pos[:60], window=window)[0]
+
+
+def test_example_and_errors():
+    pos = ["NOUN", "AUX", "NOUN", "PUNCT", "CCONJ", "NOUN", "AUX", "NOUN"]
+    lemmas = ["east", "be", "west", ",", "and", "west", "be", "east"]
+    found = find_candidates(pos, lemmas=lemmas, allowed_pos={"NOUN"})
+    assert found.indices.tolist() == [[0, 2, 5, 7]]
+    assert found.antimetabole.tolist() == [True]
+    assert find_candidates([]).indices.shape == (0, 4)
+    assert find_candidates([], depth=3).indices.shape == (0, 6)
+    assert roles(3) == ("A", "B", "C", "C'", "B'", "A'")
+    with pytest.raises(ValueError, match="depth"):
+        find_candidates(pos, depth=4)
+    with pytest.raises(ValueError, match="needs lemmas"):
+        find_candidates(pos, antimetabole_only=True)
+    with pytest.raises(ValueError, match="lemmas for"):
+        find_candidates(pos, lemmas=lemmas[:3])
