@@ -15,7 +15,14 @@ from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
 
 from .linker import KIND_END, KIND_FIRST, KIND_INSIDE, KIND_LATER, KIND_OUTSIDE, Branch
-from .spans import DEFAULT_SPANS_KEY, UNTYPED, get_parallelisms, set_parallelisms
+from .spans import (
+    CHIASTIC,
+    DEFAULT_SPANS_KEY,
+    SYNCHYSTIC,
+    UNTYPED,
+    get_parallelisms,
+    set_parallelisms,
+)
 from .tags import (
     BEGIN,
     END,
@@ -29,6 +36,7 @@ from .tags import (
     split_link,
     transition_constraints,
 )
+from .types import fit_type_classifier, inversion_features, predict_type
 
 LINK_MODES = ("tags", "pairwise")
 
@@ -145,6 +153,7 @@ class ParallelismTagger(TrainablePipe):
             "link": scheme.link,
             "links": links,
             "n_strata": n_strata,
+            "type_weights": [],
         }
 
     @property
@@ -283,9 +292,26 @@ class ParallelismTagger(TrainablePipe):
                 "data (e.g. python -m spacy_rhetoric convert asp ...) or pass labels."
             )
         self.cfg["labels"] = list(labels)
+        self._fit_types(get_examples)
         self._setup_model()
         docs = [eg.predicted for eg in islice(get_examples(), 10)]
         self.model.initialize(X=(docs, None))
+
+    def _fit_types(self, get_examples: Callable[[], Iterable[Example]]) -> None:
+        """Fit the synchystic/chiastic classifier on the typed gold parallelisms (none
+        fitted when the data is untyped: predictions are then labelled "parallelism")."""
+        features, chiastic = [], []
+        for example in get_examples():
+            for parallelism in get_parallelisms(example.reference, self.cfg["spans_key"]):
+                if parallelism.label in (SYNCHYSTIC, CHIASTIC):
+                    features.append(inversion_features(parallelism.branches))
+                    chiastic.append(parallelism.label == CHIASTIC)
+        if features:
+            self.cfg["type_weights"] = fit_type_classifier(
+                numpy.stack(features), numpy.asarray(chiastic)
+            )
+        else:
+            self.cfg["type_weights"] = []
 
     def predict(self, docs: Iterable[Doc]) -> List[List[List[str]]]:
         """Predict the tag rows (one per stratum) of each doc.
@@ -329,11 +355,14 @@ class ParallelismTagger(TrainablePipe):
         """Decode the tag rows and write the parallelisms to doc.spans."""
         for doc, tags in zip(docs, rows):
             decoded = decode_strata(tags, self.scheme) if len(doc) else []
-            set_parallelisms(
-                doc,
-                [(offsets, UNTYPED, stratum) for offsets, stratum in decoded],
-                self.cfg["spans_key"],
-            )
+            weights = self.cfg["type_weights"]
+            items = []
+            for offsets, stratum in decoded:
+                label = UNTYPED
+                if weights:
+                    label = predict_type(weights, [doc[start:end] for start, end in offsets])
+                items.append((offsets, label, stratum))
+            set_parallelisms(doc, items, self.cfg["spans_key"])
 
     def _gold(self, examples: Sequence[Example]) -> Dict[str, Any]:
         gold: Dict[str, Any] = {"tags": self._gold_matrix(examples)}
