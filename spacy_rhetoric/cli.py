@@ -96,6 +96,22 @@ def assets_cli(
         msg.fail(str(err), exits=1)
 
 
+@app.command("demo")
+def demo_cli(
+    output: Path = Opt(Path("demo.html"), "--output", "-o", help="The HTML report to write"),
+    model: Path = Opt(None, "--model", "-m", help="A trained parallelism pipeline to run too"),
+):
+    """Render the bundled annotated Latin sample (and a model's predictions) as HTML."""
+    from .demo import run_demo
+
+    try:
+        for line in run_demo(output, model):
+            msg.info(line)
+    except (OSError, ValueError) as err:
+        msg.fail(str(err), exits=1)
+    msg.good(f"Wrote {output}")
+
+
 # Each capability adds its own commands to ``app`` in ``<capability>/commands.py``.
 CAPABILITY_COMMANDS = ("parallelism", "chiasmus", "intertext", "treebank")
 

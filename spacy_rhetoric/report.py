@@ -1,0 +1,54 @@
+"""Self-contained HTML reports of what the components found in a set of docs."""
+
+import html
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+from spacy.tokens import Doc
+
+from .parallelism.render import render as render_parallelisms
+from .parallelism.spans import get_parallelisms
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #222; }
+h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 2em; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; } .source { color: #666; font-size: 0.9em; }
+"""
+
+
+def parallelism_table(doc: Doc) -> str:
+    """An HTML table of a doc's parallelisms: id, type, stratum and branch texts."""
+    rows = []
+    for parallelism in get_parallelisms(doc):
+        branches = "<br>".join(html.escape(branch.text) for branch in parallelism.branches)
+        rows.append(
+            f"<tr><td>P{html.escape(parallelism.id)}</td><td>{html.escape(parallelism.label)}</td>"
+            f"<td>{parallelism.stratum}</td><td>{len(parallelism)}</td><td>{branches}</td></tr>"
+        )
+    if not rows:
+        return "<p>No parallelisms.</p>"
+    header = "<tr><th>id</th><th>type</th><th>stratum</th><th>branches</th><th>text</th></tr>"
+    return f"<table class='parallelisms'>{header}{''.join(rows)}</table>"
+
+
+def html_page(title: str, sections: Iterable[Tuple[str, str]], note: Optional[str] = None) -> str:
+    """Wrap (heading, HTML body) sections into one self-contained page."""
+    parts = [f"<h1>{html.escape(title)}</h1>"]
+    if note:
+        parts.append(f"<p class='source'>{html.escape(note)}</p>")
+    for heading, body in sections:
+        parts.append(f"<h2>{html.escape(heading)}</h2>\n{body}")
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>"
+        f"<body>{''.join(parts)}</body></html>"
+    )
+
+
+def parallelism_sections(docs: Sequence[Doc], captions: Sequence[str]) -> List[Tuple[str, str]]:
+    """Per doc: the displaCy rendering of its parallelisms and their table."""
+    return [
+        (caption, render_parallelisms(doc) + parallelism_table(doc))
+        for doc, caption in zip(docs, captions)
+    ]
