@@ -9,6 +9,7 @@ from .corpora import reader  # noqa: F401  (registers the readers)
 from .extensions import register_extensions
 from .parallelism import Parallelism, component, get_parallelisms, metrics, model, set_parallelisms  # noqa: F401  (registers the tagger)
 from .parallelism.render import render
+from .treebank import component as treebank_component  # noqa: F401  (displacement_analyzer)
 
 register_extensions()
 

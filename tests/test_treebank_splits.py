@@ -66,7 +66,7 @@ def test_random_split_partition_and_seed():
     assert not numpy.array_equal(a, random_split(101, seed=4))
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(st.integers(0, 10_000), st.sampled_from(["min", "max"]), st.integers(0, 300))
 def test_edv_split_is_a_partition(seed, mode, n_refine):
     data = random_corpus(seed, n=60)
@@ -75,12 +75,15 @@ def test_edv_split_is_a_partition(seed, mode, n_refine):
     assert len(assignment) == data.n_sentences  # every sentence exactly once
     assert set(assignment.tolist()) <= {TRAIN, DEV, TEST}
     assert Counter(assignment.tolist()) == {TRAIN: 36, DEV: 12, TEST: 12}
+    pairs = pairwise_edv(data, assignment)
     if mode == "min":
-        assert result.edv_after <= result.edv_before + 1e-12
+        assert result.objective_after <= result.objective_before + 1e-12
+        total = sum(pair["support"] for pair in pairs.values())
+        assert result.objective_after == pytest.approx(total)
     else:
+        assert result.objective_after >= result.objective_before - 1e-12
         assert result.edv_after >= result.edv_before - 1e-12
-    train_test = pairwise_edv(data, assignment)["train-test"]["support"]
-    assert train_test == pytest.approx(result.edv_after)
+    assert pairs["train-test"]["support"] == pytest.approx(result.edv_after)
 
 
 def test_edv_split_keeps_lengths_balanced():

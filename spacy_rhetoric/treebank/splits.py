@@ -115,12 +115,17 @@ class EDVSplit:
     edv_before (float): train-test EDV ("support") before the local search.
     edv_after (float): train-test EDV ("support") after it.
     accepted (int): swaps the local search accepted.
+    objective_before (float): what the local search optimises (min: the sum of the three
+        pairwise EDVs, to be lowered; max: the train-test EDV, to be raised), before it.
+    objective_after (float): the same after the local search.
     """
 
     assignment: numpy.ndarray
     edv_before: float
     edv_after: float
     accepted: int
+    objective_before: float
+    objective_after: float
 
 
 def edv_split(
@@ -205,11 +210,12 @@ def _refine(
         left, right = numpy.array([TRAIN, TRAIN, DEV]), numpy.array([DEV, TEST, TEST])
         return wasserstein_unit(p[left], p[right])  # train-dev, train-test, dev-test
 
-    def objective(d: numpy.ndarray) -> float:
+    def objective(d: numpy.ndarray) -> float:  # lower is better
         return float(d.sum()) if mode == "min" else -float(d[1])
 
     distances = pair_distances(counts)
     before, current = float(distances[1]), objective(distances)
+    start = current
     members: Dict[int, numpy.ndarray] = {
         int(b): numpy.flatnonzero(bins == b) for b in numpy.unique(bins)
     }
@@ -231,7 +237,8 @@ def _refine(
             counts, current, distances = moved, candidate, candidate_distances
             assignment[i], assignment[j] = sj, si
             accepted += 1
-    return EDVSplit(assignment, before, float(distances[1]), accepted)
+    sign = 1.0 if mode == "min" else -1.0
+    return EDVSplit(assignment, before, float(distances[1]), accepted, sign * start, sign * current)
 
 
 def kfold_split(
@@ -403,6 +410,9 @@ def split_sentences(
         manifest["refinement"] = {
             "proposals": n_refine,
             "accepted": result.accepted,
+            "objective": "sum of pairwise EDVs" if method == "edv-min" else "train-test EDV",
+            "objective_before": result.objective_before,
+            "objective_after": result.objective_after,
             "train_test_edv_before": result.edv_before,
             "train_test_edv_after": result.edv_after,
         }
