@@ -4,7 +4,7 @@ import importlib
 import importlib.util
 import time
 from pathlib import Path
-from typing import List
+from typing import Any, List, Optional
 
 import srsly
 import typer
@@ -18,6 +18,19 @@ app = typer.Typer(
 )
 Arg = typer.Argument
 Opt = typer.Option
+
+
+def emit_json(data: Any, output: Optional[Path], as_json: bool) -> bool:
+    """Write ``data`` to ``output`` (if given) and print it as JSON if ``as_json``.
+
+    RETURNS (bool): whether it was printed (the caller then prints nothing else).
+    """
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(output, data)
+    if as_json:
+        print(srsly.json_dumps(data, indent=2))
+    return as_json
 
 
 @app.command("convert")
@@ -68,11 +81,7 @@ def stats_cli(
 
     vocab = spacy.blank("xx").vocab
     stats = corpus_stats(read_docbins(corpora, vocab))
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        srsly.write_json(output, stats)
-    if as_json:
-        print(srsly.json_dumps(stats, indent=2))
+    if emit_json(stats, output, as_json):
         return
     rows = [(key, value) for key, value in stats.items()]
     msg.table(rows, header=("statistic", "value"), divider=True)

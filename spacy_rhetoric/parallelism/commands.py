@@ -3,10 +3,9 @@
 from pathlib import Path
 from typing import Optional
 
-import srsly
 from wasabi import msg
 
-from ..cli import Arg, Opt, app
+from ..cli import Arg, Opt, app, emit_json
 
 METRICS = ("epm", "mpbm", "mbawo", "mwo")
 
@@ -37,11 +36,7 @@ def evaluate_parallelism_cli(
         scores = evaluate_parallelism(gold, pred, nlp, spans_key, save_predictions)
     except ValueError as err:
         msg.fail(str(err), exits=1)
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        srsly.write_json(output, scores)
-    if as_json:
-        print(srsly.json_dumps(scores, indent=2))
+    if emit_json(scores, output, as_json):
         return
     rows = [
         (name.upper(), *(f"{100 * scores[f'parallelism_{name}_{part}']:.2f}" for part in "prf"))

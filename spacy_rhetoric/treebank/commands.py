@@ -6,7 +6,7 @@ from typing import List, Optional
 import srsly
 from wasabi import msg
 
-from ..cli import Arg, Opt, app
+from ..cli import Arg, Opt, app, emit_json
 
 SPLIT_HELP = "edv-min, edv-max, random or kfold"
 
@@ -47,11 +47,7 @@ def edv_cli(
     except (ValueError, FileNotFoundError) as err:
         msg.fail(str(err), exits=1)
     result = {"a_path": str(a), "b_path": str(b), **result}
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        srsly.write_json(output, result)
-    if as_json:
-        print(srsly.json_dumps(result, indent=2))
+    if emit_json(result, output, as_json):
         return
     rows = []
     for side in ("a", "b"):
@@ -165,11 +161,7 @@ def queries_cli(
         ],
         "summary": summary,
     }
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        srsly.write_json(output, result)
-    if as_json:
-        print(srsly.json_dumps(result, indent=2))
+    if emit_json(result, output, as_json):
         return
     rows = []
     for name, entry in summary.items():
