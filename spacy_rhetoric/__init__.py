@@ -5,6 +5,10 @@ scorers and readers with spaCy.
 """
 
 from .about import __version__
+from .chiasmus import component as chiasmus_component  # noqa: F401  (chiasmus_finder)
+from .chiasmus import corpus as chiasmus_corpus  # noqa: F401
+from .chiasmus import metrics as chiasmus_metrics  # noqa: F401
+from .chiasmus import model as chiasmus_model  # noqa: F401
 from .corpora import reader  # noqa: F401  (registers the readers)
 from .extensions import register_extensions
 from .parallelism import Parallelism, component, get_parallelisms, metrics, model, set_parallelisms  # noqa: F401  (registers the tagger)

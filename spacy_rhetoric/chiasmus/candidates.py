@@ -60,13 +60,12 @@ def empty_candidates(depth: int = 2) -> Candidates:
 
 def _codes(values: Union[Sequence, numpy.ndarray]) -> numpy.ndarray:
     """Integer codes of arbitrary hashable labels (equal labels, equal codes)."""
-    array = numpy.asarray(values)
-    if array.dtype.kind in "iu":
-        return array.astype(numpy.int64, copy=False)
-    if len(values) == 0:
-        return numpy.zeros(0, dtype=numpy.int64)
-    _, inverse = numpy.unique(numpy.asarray([str(v) for v in values]), return_inverse=True)
-    return inverse.astype(numpy.int64)
+    if isinstance(values, numpy.ndarray) and values.dtype.kind in "iu":
+        return values.astype(numpy.int64, copy=False)
+    index: dict = {}
+    return numpy.fromiter(
+        (index.setdefault(v, len(index)) for v in values), dtype=numpy.int64, count=len(values)
+    )
 
 
 def _eligible(
@@ -154,6 +153,18 @@ def _antimetabole(indices: numpy.ndarray, lemmas: Optional[numpy.ndarray]) -> nu
     return flag
 
 
+def _sorted(frames: numpy.ndarray, window: int) -> numpy.ndarray:
+    """Sort block-local candidates lexicographically in role order, by one packed key
+    (positions relative to A are < window) where it fits in 62 bits."""
+    width = frames.shape[1]
+    if (_ANCHOR_BLOCK + window) * window ** (width - 1) >= 1 << 62:
+        return frames[numpy.lexsort(frames.T[::-1])]
+    key = frames[:, 0].copy()
+    for column in range(1, width):
+        key = key * window + (frames[:, column] - frames[:, 0])
+    return frames[numpy.argsort(key)]
+
+
 def iter_candidates(
     pos: Sequence,
     *,
@@ -230,7 +241,7 @@ def iter_candidates(
                 frames = _nest(frames, local, first_of)
             if len(frames) == 0:
                 continue
-            frames = frames[numpy.lexsort(frames.T[::-1])] + start
+            frames = _sorted(frames, window) + start
             yield Candidates(frames, _antimetabole(frames, lemma_codes))
 
 

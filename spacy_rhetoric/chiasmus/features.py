@@ -467,10 +467,11 @@ def candidate_features(
     RETURNS (numpy.ndarray): [k, n_features] float32.
     """
     names = feature_names(groups)
-    candidates = numpy.asarray(candidates, dtype=numpy.int64).reshape(len(candidates), -1)
+    candidates = numpy.asarray(candidates, dtype=numpy.int64)
     output = numpy.zeros((len(candidates), len(names)), dtype="float32")
     if len(candidates) == 0:
         return output
+    candidates = candidates.reshape(len(candidates), -1)
     if arrays is None:
         arrays = DocArrays(doc, lexical_attr, vectors if "E" in groups else "none", clues)
     column = {name: i for i, name in enumerate(names)}

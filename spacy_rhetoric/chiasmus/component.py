@@ -1,0 +1,701 @@
+"""The ``chiasmus_finder`` pipeline component: a candidate suggester and a trained scorer.
+
+The suggester (``spacy-rhetoric.chiasmus_suggester.v1``) proposes every crosswise
+inversion A B B' A' of equal parts of speech in a window (see ``candidates``); the
+scorer model (``spacy-rhetoric.ChiasmusScorer.v1``) gives each a probability. The
+component writes:
+
+* ``doc.spans[candidates_key]`` (default "chiasmus_candidates"): every scored candidate,
+  best first (at most ``max_candidates`` if that is > 0), each a Span A..A';
+* ``doc.spans[spans_key]`` (default "chiasmus"): the candidates scoring at least
+  ``threshold``;
+* ``doc.spans[support_key]`` (default "chiasmus_support"): for each of those, the
+  single-token spans labelled "A", "B", ("C", "C'",) "B'", "A'".
+
+Spans of one candidate share their ``span_id`` ("c<rank>", rank 0 = best). Their label
+is "antimetabole" when every pair of the candidate repeats its lemma, else "chiasmus".
+Scores and positions are kept in the groups' ``attrs`` ("chiasmus_scores",
+"chiasmus_positions": by span_id) and read through extension attributes:
+
+* ``span._.chiasmus_score`` (float or None),
+* ``span._.chiasmus_support`` (the candidate's supporting single-token spans),
+* ``span._.is_antimetabole`` (every pair repeats its lemma; lower-case form without lemmas).
+
+Gold data (see ``spacy_rhetoric.corpora.chiasmus``) has the same layout: annotated
+candidates in ``doc.spans["chiasmus"]`` labelled with the annotation code and their
+four tokens in ``doc.spans["chiasmus_support"]``; ``positive_labels`` says which codes
+are chiasmi, ``ignored_labels`` which are left out of training and evaluation.
+"""
+
+from itertools import islice
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy
+from spacy import util
+from spacy.language import Language
+from spacy.pipeline import TrainablePipe
+from spacy.tokens import Doc, Span, SpanGroup
+from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.util import registry
+from spacy.vocab import Vocab
+from thinc.api import Model, Optimizer, set_dropout_rate
+
+from .candidates import DEFAULT_WINDOW, Candidates, empty_candidates, find_candidates, roles
+from .features import check_doc
+
+DEFAULT_MODEL_CONFIG = """
+[model]
+@architectures = "spacy-rhetoric.ChiasmusScorer.v1"
+feature_groups = ["D", "L", "E"]
+hidden_width = 0
+depth = 1
+dropout = 0.1
+lexical_attr = "LEMMA"
+vectors = "auto"
+clues = null
+"""
+DEFAULT_MODEL = util.load_config_from_str(DEFAULT_MODEL_CONFIG)["model"]
+# every part of speech of the A/B roles of the German set, plus ADV
+DEFAULT_ALLOWED_POS = ["NOUN", "PROPN", "VERB", "ADJ", "ADV", "PRON", "DET"]
+DEFAULT_POSITIVE_LABELS = ["a", "c", "fa", "fc", "True"]
+SCORE_KEYS = ["chiasmus_ap", "chiasmus_p", "chiasmus_r", "chiasmus_f"]
+TRAINING_CANDIDATES = ("annotated", "suggested")
+SCORES_ATTR = "chiasmus_scores"
+POSITIONS_ATTR = "chiasmus_positions"
+SUPPORT_KEY_ATTR = "chiasmus_support_key"
+CHIASMUS = "chiasmus"
+ANTIMETABOLE = "antimetabole"
+
+
+class ChiasmusSuggester:
+    """Propose the chiasmus candidates of docs (a picklable callable).
+
+    window (int): a' - a < window.
+    depth (int): 2 (A B B' A') or 3 (A B C C' B' A').
+    allowed_pos (Optional[List[str]]): only tokens with these coarse POS take part.
+    denied_pos (Optional[List[str]]): tokens with these coarse POS never take part.
+    respect_sentences (bool): never cross a sentence boundary (if the doc has sentences).
+    antimetabole_only (bool): only candidates whose pairs repeat their lemma.
+    lexical_attr (str): "LEMMA" or "LOWER": what the antimetabole flag compares.
+    """
+
+    def __init__(
+        self,
+        window: int = DEFAULT_WINDOW,
+        depth: int = 2,
+        allowed_pos: Optional[List[str]] = None,
+        denied_pos: Optional[List[str]] = None,
+        respect_sentences: bool = False,
+        antimetabole_only: bool = False,
+        lexical_attr: str = "LEMMA",
+    ) -> None:
+        roles(depth)
+        if window < 2 * depth:
+            raise ValueError(f"chiasmus suggester: window must be >= {2 * depth}, got {window}")
+        if lexical_attr not in ("LEMMA", "LOWER"):
+            raise ValueError(
+                f"chiasmus suggester: lexical_attr must be LEMMA or LOWER, got {lexical_attr!r}"
+            )
+        self.window = window
+        self.depth = depth
+        self.allowed_pos = list(allowed_pos) if allowed_pos is not None else None
+        self.denied_pos = list(denied_pos) if denied_pos is not None else None
+        self.respect_sentences = respect_sentences
+        self.antimetabole_only = antimetabole_only
+        self.lexical_attr = lexical_attr
+
+    def suggest(self, doc: Doc, name: str = "chiasmus_finder") -> Candidates:
+        """doc (Doc): a doc with POS. RETURNS (Candidates): its candidates."""
+        if len(doc) == 0:
+            return empty_candidates(self.depth)
+        # lemmas are needed only to restrict the search to antimetaboles
+        needs_lemmas = self.antimetabole_only and self.lexical_attr == "LEMMA"
+        check_doc(doc, "LEMMA" if needs_lemmas else "LOWER", name)
+        use_lemmas = self.lexical_attr == "LEMMA" and doc.has_annotation("LEMMA")
+        lemmas = [t.lemma for t in doc] if use_lemmas else [t.lower for t in doc]
+        sentences = None
+        if self.respect_sentences and doc.has_annotation("SENT_START"):
+            sentences = numpy.cumsum([t.is_sent_start is True for t in doc])
+        return find_candidates(
+            [t.pos_ for t in doc],
+            lemmas=lemmas,
+            window=self.window,
+            depth=self.depth,
+            allowed_pos=self.allowed_pos,
+            denied_pos=self.denied_pos,
+            sentences=sentences,
+            antimetabole_only=self.antimetabole_only,
+        )
+
+    def __call__(self, docs: Iterable[Doc]) -> List[Candidates]:
+        """docs (Iterable[Doc]): docs with POS. RETURNS (List[Candidates]): per doc."""
+        return [self.suggest(doc) for doc in docs]
+
+
+@registry.misc("spacy-rhetoric.chiasmus_suggester.v1")
+def build_chiasmus_suggester(
+    window: int = DEFAULT_WINDOW,
+    depth: int = 2,
+    allowed_pos: Optional[List[str]] = DEFAULT_ALLOWED_POS,
+    denied_pos: Optional[List[str]] = None,
+    respect_sentences: bool = False,
+    antimetabole_only: bool = False,
+    lexical_attr: str = "LEMMA",
+) -> ChiasmusSuggester:
+    """Create the chiasmus candidate suggester (see ``ChiasmusSuggester``).
+
+    RETURNS (ChiasmusSuggester): a callable docs -> per-doc Candidates.
+    """
+    return ChiasmusSuggester(
+        window=window,
+        depth=depth,
+        allowed_pos=allowed_pos,
+        denied_pos=denied_pos,
+        respect_sentences=respect_sentences,
+        antimetabole_only=antimetabole_only,
+        lexical_attr=lexical_attr,
+    )
+
+
+@Language.factory(
+    "chiasmus_finder",
+    assigns=["doc.spans"],
+    requires=["token.pos"],
+    default_config={
+        "model": DEFAULT_MODEL,
+        "suggester": {
+            "@misc": "spacy-rhetoric.chiasmus_suggester.v1",
+            "window": DEFAULT_WINDOW,
+            "depth": 2,
+            "allowed_pos": DEFAULT_ALLOWED_POS,
+            "denied_pos": None,
+            "respect_sentences": False,
+            "antimetabole_only": False,
+            "lexical_attr": "LEMMA",
+        },
+        "spans_key": "chiasmus",
+        "support_key": "chiasmus_support",
+        "candidates_key": "chiasmus_candidates",
+        "positive_labels": DEFAULT_POSITIVE_LABELS,
+        "ignored_labels": [],
+        "threshold": 0.5,
+        "max_candidates": 0,
+        "training_candidates": "annotated",
+        "evaluate_annotated_only": True,
+        "scorer": {"@scorers": "spacy-rhetoric.chiasmus_scorer.v1"},
+    },
+    default_score_weights={key: (1.0 if key == "chiasmus_ap" else 0.0) for key in SCORE_KEYS},
+)
+def make_chiasmus_finder(
+    nlp: Language,
+    name: str,
+    model: Model,
+    suggester: Callable[[Iterable[Doc]], List[Candidates]],
+    spans_key: str,
+    support_key: str,
+    candidates_key: Optional[str],
+    positive_labels: List[str],
+    ignored_labels: List[str],
+    threshold: float,
+    max_candidates: int,
+    training_candidates: str,
+    evaluate_annotated_only: bool,
+    scorer: Optional[Callable],
+) -> "ChiasmusFinder":
+    """Create a chiasmus finder.
+
+    model (Model): the scorer (see spacy-rhetoric.ChiasmusScorer.v1).
+    suggester (Callable): proposes candidates (see spacy-rhetoric.chiasmus_suggester.v1).
+    spans_key (str): the group for candidates scoring at least ``threshold``.
+    support_key (str): the group for their supporting tokens.
+    candidates_key (Optional[str]): the group for all scored candidates, best first
+        (None: not written).
+    positive_labels (List[str]): gold labels that mark a chiasmus (German: a, c, fa, fc;
+        English: True).
+    ignored_labels (List[str]): gold labels whose candidates are left out of training
+        and evaluation (e.g. ["fa", "fc"] for the "fp removed" protocol).
+    threshold (float): the score from which a candidate is a chiasmus.
+    max_candidates (int): keep at most this many scored candidates per doc (0: all).
+    training_candidates (str): "annotated": train on the gold annotated candidates (by
+        their labels); "suggested": on the suggester's candidates plus the annotated
+        ones, every candidate not annotated with a positive label counting as negative.
+    evaluate_annotated_only (bool): rank only candidates that are annotated in the gold
+        data when scoring (the protocol of candidate-annotated datasets).
+    scorer (Optional[Callable]): the scoring method.
+    """
+    return ChiasmusFinder(
+        nlp.vocab,
+        model,
+        suggester,
+        name,
+        spans_key=spans_key,
+        support_key=support_key,
+        candidates_key=candidates_key,
+        positive_labels=positive_labels,
+        ignored_labels=ignored_labels,
+        threshold=threshold,
+        max_candidates=max_candidates,
+        training_candidates=training_candidates,
+        evaluate_annotated_only=evaluate_annotated_only,
+        scorer=scorer,
+    )
+
+
+def gold_candidates(
+    doc: Doc, spans_key: str = "chiasmus", support_key: str = "chiasmus_support"
+) -> List[Tuple[Tuple[int, ...], str]]:
+    """The annotated candidates of a (gold) doc.
+
+    doc (Doc): a doc with candidate spans and their supporting tokens.
+    spans_key (str): the group of the A..A' spans (labelled with the annotation).
+    support_key (str): the group of the supporting single-token spans.
+    RETURNS (List[Tuple[Tuple[int, ...], str]]): (token positions A, B, ..., A', label)
+        per candidate, in the order of the spans group.
+    """
+    if spans_key not in doc.spans:
+        return []
+    support: Dict[str, List[int]] = {}
+    if support_key in doc.spans:
+        for span in doc.spans[support_key]:
+            support.setdefault(span.id_, []).append(span.start)
+    result = []
+    for span in doc.spans[spans_key]:
+        positions = sorted(support.get(span.id_, []))
+        if (
+            len(positions) in (4, 6)
+            and positions[0] == span.start
+            and positions[-1] == span.end - 1
+        ):
+            result.append((tuple(positions), span.label_))
+    return result
+
+
+class ChiasmusFinder(TrainablePipe):
+    """Find chiasmi: suggest A B B' A' candidates and score them with a trained model."""
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        model: Model,
+        suggester: Callable[[Iterable[Doc]], List[Candidates]],
+        name: str = "chiasmus_finder",
+        *,
+        spans_key: str = "chiasmus",
+        support_key: str = "chiasmus_support",
+        candidates_key: Optional[str] = "chiasmus_candidates",
+        positive_labels: Sequence[str] = tuple(DEFAULT_POSITIVE_LABELS),
+        ignored_labels: Sequence[str] = tuple(),
+        threshold: float = 0.5,
+        max_candidates: int = 0,
+        training_candidates: str = "annotated",
+        evaluate_annotated_only: bool = True,
+        scorer: Optional[Callable] = None,
+    ) -> None:
+        if training_candidates not in TRAINING_CANDIDATES:
+            raise ValueError(
+                f"{name}: training_candidates must be one of {TRAINING_CANDIDATES}, "
+                f"got {training_candidates!r}"
+            )
+        overlap = set(positive_labels) & set(ignored_labels)
+        if overlap:
+            raise ValueError(f"{name}: labels both positive and ignored: {sorted(overlap)}")
+        if not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"{name}: threshold must be in [0, 1], got {threshold}")
+        self.vocab = vocab
+        self.model = model
+        self.suggester = suggester
+        self.name = name
+        self.scorer = scorer
+        self.cfg: Dict[str, Any] = {
+            "labels": [],
+            "spans_key": spans_key,
+            "support_key": support_key,
+            "candidates_key": candidates_key,
+            "positive_labels": list(positive_labels),
+            "ignored_labels": list(ignored_labels),
+            "threshold": threshold,
+            "max_candidates": max_candidates,
+            "training_candidates": training_candidates,
+            "evaluate_annotated_only": evaluate_annotated_only,
+        }
+
+    @property
+    def labels(self) -> Tuple[str, ...]:
+        """RETURNS (Tuple[str, ...]): the annotation labels seen in the training data."""
+        return tuple(self.cfg["labels"])
+
+    @property
+    def label_data(self) -> List[str]:
+        return list(self.labels)
+
+    def add_label(self, label: str) -> int:
+        if label in self.cfg["labels"]:
+            return 0
+        self.cfg["labels"].append(label)
+        return 1
+
+    @property
+    def depth(self) -> int:
+        return getattr(self.suggester, "depth", 2)
+
+    def _lexical_attr(self) -> str:
+        return self.model.attrs.get("lexical_attr", "LEMMA")
+
+    def _check(self, doc: Doc) -> None:
+        check_doc(doc, self._lexical_attr(), self.name)
+
+    # --- gold ------------------------------------------------------------------------
+
+    def _gold(self, example: Example) -> Tuple[List[Tuple[int, ...]], List[bool]]:
+        """The annotated candidates of an example on the predicted doc's tokens (without
+        ignored labels and candidates that do not align) and whether each is positive."""
+        positive = set(self.cfg["positive_labels"])
+        ignored = set(self.cfg["ignored_labels"])
+        predicted, reference = example.predicted, example.reference
+        same_tokens = len(predicted) == len(reference) and all(
+            a.text == b.text for a, b in zip(predicted, reference)
+        )
+        found, labels = [], []
+        for positions, label in gold_candidates(
+            reference, self.cfg["spans_key"], self.cfg["support_key"]
+        ):
+            if label in ignored or len(positions) != 2 * self.depth:
+                continue
+            if not same_tokens:
+                spans = [reference[i : i + 1] for i in positions]
+                aligned = example.get_aligned_spans_y2x(spans, allow_overlap=True)
+                if len(aligned) != len(spans) or any(len(s) != 1 for s in aligned):
+                    continue
+                positions = tuple(s.start for s in aligned)
+                if any(p >= q for p, q in zip(positions, positions[1:])):
+                    continue
+            found.append(tuple(positions))
+            labels.append(label in positive)
+        return found, labels
+
+    def _ignored(self, example: Example) -> set:
+        ignored = set(self.cfg["ignored_labels"])
+        if not ignored:
+            return set()
+        return {
+            positions
+            for positions, label in gold_candidates(
+                example.reference, self.cfg["spans_key"], self.cfg["support_key"]
+            )
+            if label in ignored
+        }
+
+    def _training_candidates(self, example: Example) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """RETURNS: candidates [k, 2 * depth] and targets [k] of one example."""
+        annotated, is_positive = self._gold(example)
+        width = 2 * self.depth
+        if self.cfg["training_candidates"] == "annotated":
+            cands = numpy.asarray(annotated, dtype=numpy.int64).reshape(-1, width)
+            return cands, numpy.asarray(is_positive, dtype="float32")
+        positives = {c for c, p in zip(annotated, is_positive) if p}
+        ignored = self._ignored(example)
+        suggested = [tuple(map(int, row)) for row in self._suggest([example.predicted])[0].indices]
+        union = sorted((set(suggested) | set(annotated)) - ignored)
+        cands = numpy.asarray(union, dtype=numpy.int64).reshape(-1, width)
+        return cands, numpy.asarray([c in positives for c in union], dtype="float32")
+
+    # --- prediction ------------------------------------------------------------------
+
+    def _suggest(self, docs: Sequence[Doc]) -> List[Candidates]:
+        for doc in docs:
+            self._check(doc)
+        suggested = self.suggester(docs)
+        return [s if len(doc) else empty_candidates(self.depth) for doc, s in zip(docs, suggested)]
+
+    def score_candidates(
+        self, docs: Sequence[Doc], candidates: Sequence[numpy.ndarray], batch_size: int = 1 << 16
+    ) -> List[numpy.ndarray]:
+        """Score given candidates (e.g. annotated ones) with the model.
+
+        docs (Sequence[Doc]): the docs.
+        candidates (Sequence[numpy.ndarray]): per doc, [k, 2 * depth] token positions.
+        batch_size (int): candidates per model call for long docs.
+        RETURNS (List[numpy.ndarray]): per doc, [k] scores.
+        """
+        docs = list(docs)
+        for doc in docs:
+            self._check(doc)
+        cands = [
+            numpy.asarray(c, dtype=numpy.int64).reshape(-1, 2 * self.depth) for c in candidates
+        ]
+        scores = [numpy.zeros(len(c), dtype="float32") for c in cands]
+        small = [i for i, c in enumerate(cands) if 0 < len(c) <= batch_size]
+        if small:
+            output = self.model.ops.to_numpy(
+                self.model.predict(([docs[i] for i in small], [cands[i] for i in small]))
+            ).reshape(-1)
+            offsets = numpy.cumsum([0] + [len(cands[i]) for i in small])
+            for j, i in enumerate(small):
+                scores[i] = output[offsets[j] : offsets[j + 1]]
+        for i, c in enumerate(cands):
+            if len(c) > batch_size:
+                for start in range(0, len(c), batch_size):
+                    chunk = c[start : start + batch_size]
+                    output = self.model.predict(([docs[i]], [chunk]))
+                    scores[i][start : start + len(chunk)] = self.model.ops.to_numpy(output).reshape(
+                        -1
+                    )
+        return scores
+
+    def predict(self, docs: Iterable[Doc]) -> Tuple[List[Candidates], List[numpy.ndarray]]:
+        """Suggest and score the candidates of docs.
+
+        docs (Iterable[Doc]): the docs.
+        RETURNS (Tuple[List[Candidates], List[numpy.ndarray]]): per doc, the candidates
+            and their scores.
+        """
+        docs = list(docs)
+        candidates = self._suggest(docs)
+        scores = self.score_candidates(docs, [c.indices for c in candidates])
+        return candidates, scores
+
+    def set_annotations(
+        self, docs: Iterable[Doc], predictions: Tuple[List[Candidates], List[numpy.ndarray]]
+    ) -> None:
+        """Write the candidates, chiasmi and supporting tokens to doc.spans."""
+        role_names = roles(self.depth)
+        cfg = self.cfg
+        for doc, candidates, scores in zip(docs, *predictions):
+            order = numpy.argsort(-scores, kind="stable")
+            if cfg["max_candidates"] > 0:
+                order = order[: cfg["max_candidates"]]
+            indices = candidates.indices[order]
+            flags = candidates.antimetabole[order]
+            ranked = scores[order]
+            ids = [f"c{rank}" for rank in range(len(order))]
+            spans = [
+                Span(
+                    doc,
+                    int(row[0]),
+                    int(row[-1]) + 1,
+                    label=ANTIMETABOLE if flag else CHIASMUS,
+                    span_id=span_id,
+                )
+                for row, flag, span_id in zip(indices, flags, ids)
+            ]
+            chosen = numpy.flatnonzero(ranked >= cfg["threshold"])
+            support = [
+                Span(doc, int(i), int(i) + 1, label=role, span_id=ids[rank])
+                for rank in chosen
+                for role, i in zip(role_names, indices[rank])
+            ]
+            scores_by_id = {ids[rank]: float(ranked[rank]) for rank in chosen}
+            positions_by_id = {ids[rank]: [int(i) for i in indices[rank]] for rank in chosen}
+            attrs = {
+                SCORES_ATTR: scores_by_id,
+                POSITIONS_ATTR: positions_by_id,
+                SUPPORT_KEY_ATTR: cfg["support_key"],
+            }
+            doc.spans[cfg["spans_key"]] = SpanGroup(
+                doc, name=cfg["spans_key"], attrs=attrs, spans=[spans[r] for r in chosen]
+            )
+            doc.spans[cfg["support_key"]] = SpanGroup(doc, name=cfg["support_key"], spans=support)
+            if cfg["candidates_key"]:
+                doc.spans[cfg["candidates_key"]] = SpanGroup(
+                    doc,
+                    name=cfg["candidates_key"],
+                    attrs={
+                        SCORES_ATTR: dict(zip(ids, map(float, ranked))),
+                        POSITIONS_ATTR: dict(zip(ids, indices.tolist())),
+                        SUPPORT_KEY_ATTR: cfg["support_key"],
+                    },
+                    spans=spans,
+                )
+
+    # --- training --------------------------------------------------------------------
+
+    def _batch(
+        self, examples: Sequence[Example]
+    ) -> Tuple[List[Doc], List[numpy.ndarray], numpy.ndarray]:
+        docs, cands, targets = [], [], []
+        for eg in examples:
+            if len(eg.predicted) == 0:
+                continue
+            self._check(eg.predicted)
+            c, t = self._training_candidates(eg)
+            if len(c):
+                docs.append(eg.predicted)
+                cands.append(c)
+                targets.append(t)
+        truth = numpy.concatenate(targets) if targets else numpy.zeros(0, dtype="float32")
+        return docs, cands, truth
+
+    def update(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        """Learn from a batch of examples: binary cross-entropy of the training
+        candidates' scores (see ``training_candidates``)."""
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        validate_examples(examples, "ChiasmusFinder.update")
+        docs, cands, truth = self._batch(list(examples))
+        if not docs:
+            return losses
+        set_dropout_rate(self.model, drop)
+        scores, backprop = self.model.begin_update((docs, cands))
+        loss, d_scores = self._loss(scores, truth)
+        backprop(d_scores)
+        if sgd is not None:
+            self.finish_update(sgd)
+        losses[self.name] += loss
+        return losses
+
+    def _loss(self, scores: Any, truth: numpy.ndarray) -> Tuple[float, Any]:
+        probs = self.model.ops.to_numpy(scores).reshape(-1)
+        clipped = numpy.clip(probs, 1e-7, 1 - 1e-7)
+        loss = -(truth * numpy.log(clipped) + (1 - truth) * numpy.log(1 - clipped)).sum()
+        d_scores = (probs - truth).reshape(-1, 1).astype("float32")
+        return float(loss), self.model.ops.asarray2f(d_scores)
+
+    def get_loss(self, examples: Iterable[Example], scores: Any) -> Tuple[float, Any]:
+        """The binary cross-entropy of the training candidates' scores (which the model
+        computes here; ``scores`` is not used, as predict() scores other candidates)."""
+        docs, cands, truth = self._batch(list(examples))
+        if not docs:
+            return 0.0, None
+        return self._loss(self.model.predict((docs, cands)), truth)
+
+    def _annotate_upstream(self, examples: List[Example], nlp: Optional[Language]) -> List[Example]:
+        """Run the components before this one on the sample's predicted docs that lack
+        POS: in initialize() the annotating components of training have not run yet."""
+        if nlp is None:
+            return examples
+        upstream = []
+        for _, proc in nlp.pipeline:
+            if proc is self:
+                break
+            upstream.append(proc)
+        if not upstream:
+            return examples
+        result = []
+        for eg in examples:
+            if len(eg.predicted) and not eg.predicted.has_annotation("POS"):
+                doc = eg.predicted.copy()
+                for proc in upstream:
+                    doc = proc(doc)
+                eg = Example(doc, eg.reference)
+            result.append(eg)
+        return result
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        labels: Optional[Sequence[str]] = None,
+        n_samples: int = 500,
+    ) -> None:
+        """Initialize the component: take the annotation labels from the data (unless
+        given) and fit the model's feature standardisation on the training candidates
+        of up to ``n_samples`` examples (annotated by the components before this one
+        where their predicted docs have no POS yet).
+
+        get_examples (Callable[[], Iterable[Example]]): function returning the training examples.
+        nlp (Language): the current nlp object.
+        labels (Optional[Sequence[str]]): the annotation labels.
+        n_samples (int): examples used to fit the standardisation.
+        """
+        validate_get_examples(get_examples, "ChiasmusFinder.initialize")
+        if labels is None:
+            found = set()
+            for example in get_examples():
+                found.update(
+                    label
+                    for _, label in gold_candidates(
+                        example.reference, self.cfg["spans_key"], self.cfg["support_key"]
+                    )
+                )
+            labels = found
+        labels = sorted(set(labels))
+        if not labels:
+            raise ValueError(
+                f"{self.name}: no labels: the examples passed to initialize() contain no "
+                f"annotated candidates in doc.spans['{self.cfg['spans_key']}'] with supporting "
+                f"tokens in doc.spans['{self.cfg['support_key']}']. Train on annotated data "
+                "(e.g. python -m spacy_rhetoric convert chiasmus-de ...) or pass labels."
+            )
+        self.cfg["labels"] = labels
+        sample = self._annotate_upstream(list(islice(get_examples(), n_samples)), nlp)
+        # docs still without POS (no upstream tagger) are left out of the standardisation
+        sample = [eg for eg in sample if eg.predicted.has_annotation("POS")]
+        docs, cands, _ = self._batch(sample)
+        if docs:
+            self.model.initialize(X=(docs, cands))
+        else:
+            self.model.initialize()
+
+
+# --- extension attributes ------------------------------------------------------------
+
+
+def _own_group(span: Span) -> Optional[SpanGroup]:
+    """The first group written by a chiasmus_finder that scored this span's candidate."""
+    for group in span.doc.spans.values():
+        positions = group.attrs.get(POSITIONS_ATTR)
+        if positions and span.id_ in positions:
+            found = positions[span.id_]
+            if found[0] == span.start and found[-1] == span.end - 1:
+                return group
+    return None
+
+
+def _span_score(span: Span) -> Optional[float]:
+    group = _own_group(span)
+    return float(group.attrs[SCORES_ATTR][span.id_]) if group is not None else None
+
+
+def _span_support(span: Span) -> Tuple[Span, ...]:
+    group = _own_group(span)
+    key = group.attrs.get(SUPPORT_KEY_ATTR) if group is not None else "chiasmus_support"
+    doc = span.doc
+    if key in doc.spans:
+        found = tuple(
+            s
+            for s in doc.spans[key]
+            if s.id_ == span.id_ and span.start <= s.start and s.end <= span.end
+        )
+        if found:
+            return found
+    if group is not None:  # chosen below the threshold: rebuild from the positions
+        positions = group.attrs[POSITIONS_ATTR][span.id_]
+        return tuple(
+            Span(doc, i, i + 1, label=role, span_id=span.id_)
+            for role, i in zip(roles(len(positions) // 2), positions)
+        )
+    return tuple()
+
+
+def _span_is_antimetabole(span: Span) -> Optional[bool]:
+    support = _span_support(span)
+    if len(support) not in (4, 6):
+        return None
+    doc = span.doc
+    use_lemma = doc.has_annotation("LEMMA")
+    forms = [s[0].lemma if use_lemma else s[0].lower for s in support]
+    return all(forms[k] == forms[-1 - k] for k in range(len(forms) // 2))
+
+
+def register_chiasmus_extensions() -> None:
+    """Register ``span._.chiasmus_score``, ``span._.chiasmus_support`` and
+    ``span._.is_antimetabole`` (idempotent)."""
+    for name, getter in (
+        ("chiasmus_score", _span_score),
+        ("chiasmus_support", _span_support),
+        ("is_antimetabole", _span_is_antimetabole),
+    ):
+        if not Span.has_extension(name):
+            Span.set_extension(name, getter=getter)
+
+
+register_chiasmus_extensions()
