@@ -105,6 +105,36 @@ def assets_cli(
         msg.fail(str(err), exits=1)
 
 
+@app.command("vectors")
+def vectors_cli(
+    sources: List[Path] = Arg(..., help="Raw text: .tess/.txt files or directories", exists=True),
+    output_dir: Path = Arg(..., help="Where to write the spaCy vectors"),
+    lang: str = Opt("la", "--lang", help="Language of the vectors (la: Latin orthography)"),
+    dim: int = Opt(100, "--dim", help="Vector width"),
+    epochs: int = Opt(5, "--epochs", help="Training epochs"),
+    threads: int = Opt(2, "--threads", help="Training threads"),
+):
+    """Train floret subword vectors on raw text and convert them to spaCy vectors.
+
+    Use them with [initialize] vectors = OUTPUT_DIR and include_static_vectors = true."""
+    from spacy.training.initialize import convert_vectors
+    from spacy.util import get_lang_class
+
+    from .vectors import train_floret_vectors
+
+    output_dir.mkdir(parents=True, exist_ok=True)
+    floret_path = output_dir.with_suffix(".floret")
+    start = time.perf_counter()
+    counts = train_floret_vectors(
+        sources, floret_path, dim=dim, epochs=epochs, threads=threads, latin=lang == "la"
+    )
+    msg.good(f"Trained on {counts['tokens']} tokens in {time.perf_counter() - start:.0f}s")
+    nlp = get_lang_class(lang)()
+    convert_vectors(nlp, floret_path, truncate=0, prune=-1, name=None, mode="floret")
+    nlp.to_disk(output_dir)
+    msg.good(f"Wrote floret vectors ({nlp.vocab.vectors.shape}) to {output_dir}")
+
+
 @app.command("demo")
 def demo_cli(
     output: Path = Opt(Path("demo.html"), "--output", "-o", help="The HTML report to write"),
