@@ -2,12 +2,13 @@ import pickle
 
 import pytest
 import spacy
-from spacy.tokens import Doc
+from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 from thinc.api import fix_random_seed
 
 from spacy_rhetoric import get_parallelisms, render, set_parallelisms
 from spacy_rhetoric.parallelism.component import SCORE_KEYS
+from spacy_rhetoric.parallelism.evaluate import tune_outside_penalty
 
 TEXTS = [
     "non in fabricis parietibus , non in nitore marmorum , sed in hominibus fidelibus .",
@@ -128,6 +129,20 @@ def test_overfitting_IO(tmp_path):
     assert [[p.offsets for p in get_parallelisms(d)] for d in multi[:4]] == [
         [p[0] for p in f] for f in found
     ]
+    # outside_penalty trades precision for recall: more tokens end up in branches
+    tagger = nlp.get_pipe("parallelism_tagger")
+    covered = sum(len(s) for d in nlp.pipe(TEXTS) for s in d.spans["parallelism"])
+    tagger.cfg["outside_penalty"] = 25.0
+    boosted = sum(len(s) for d in nlp.pipe(TEXTS) for s in d.spans["parallelism"])
+    assert boosted > covered
+    tagger.cfg["outside_penalty"] = 0.0
+    gold_path = tmp_path / "gold.spacy"
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(gold_path)
+    tuned = tune_outside_penalty(nlp, gold_path, [0.0, 25.0])
+    assert tuned["best"] == 0.0 and tagger.cfg["outside_penalty"] == 0.0
+    assert (
+        tuned["scores"]["0.0"]["parallelism_epm_f"] > tuned["scores"]["25.0"]["parallelism_epm_f"]
+    )
     html = render(predicted[1])
     assert "corde" in html and ("P1 synchystic" in html or "P1 chiastic" in html)
 

@@ -48,3 +48,30 @@ def evaluate_parallelism_cli(
             f"{scores['tokens']} tokens in {scores['seconds']:.1f}s "
             f"({scores['tokens_per_second']:.0f} tokens/s)"
         )
+
+
+@app.command("tune-parallelism")
+def tune_parallelism_cli(
+    model: Path = Arg(..., help="Trained pipeline with a parallelism_tagger", exists=True),
+    dev: Path = Arg(..., help="Validation .spacy file", exists=True),
+    output_model: Path = Arg(..., help="Where to save the tuned pipeline"),
+    grid: str = Opt("0,0.5,1,1.5,2,3,4", "--grid", help="Comma-separated penalties to try"),
+    metric: str = Opt("parallelism_epm_f", "--metric", help="Score key to maximise"),
+    output: Optional[Path] = Opt(None, "--output", "-o", help="Write the grid's scores as JSON"),
+):
+    """Pick the tagger's outside_penalty (recall vs precision) on validation data and
+    save the pipeline with it."""
+    import spacy
+
+    import spacy_rhetoric  # noqa: F401
+
+    from .evaluate import tune_outside_penalty
+
+    nlp = spacy.load(model)
+    values = [float(v) for v in grid.split(",") if v.strip()]
+    result = tune_outside_penalty(nlp, dev, values, metric)
+    nlp.to_disk(output_model)
+    emit_json(result, output, False)
+    for value, scores in result["scores"].items():
+        msg.text(f"outside_penalty {value}: {metric} = {100 * scores[metric]:.2f}")
+    msg.good(f"Best outside_penalty {result['best']}: saved {output_model}")

@@ -77,6 +77,7 @@ SCORE_KEYS = [
         "link": "branch",
         "links": "tags",
         "n_strata": 1,
+        "outside_penalty": 0.0,
         "scorer": {"@scorers": "spacy-rhetoric.parallelism_scorer.v1"},
     },
     default_score_weights={key: (1.0 if key == "parallelism_epm_f" else 0.0) for key in SCORE_KEYS},
@@ -90,6 +91,7 @@ def make_parallelism_tagger(
     link: str,
     links: str,
     n_strata: int,
+    outside_penalty: float,
     scorer: Optional[Callable],
 ) -> "ParallelismTagger":
     """Create a parallelism tagger: sequence labelling of parallelism branches with
@@ -104,6 +106,9 @@ def make_parallelism_tagger(
         (the CRF predicts link-free structure tags and the model's branch linker
         chooses each later branch's antecedent; needs ``linker_width > 0`` in the model).
     n_strata (int): how many nesting levels to predict (1 = outermost only).
+    outside_penalty (float): subtracted from the "O" score before decoding; > 0 trades
+        precision for recall (``python -m spacy_rhetoric tune-parallelism`` picks it on
+        validation data).
     scorer (Optional[Callable]): the scoring method.
     """
     return ParallelismTagger(
@@ -115,6 +120,7 @@ def make_parallelism_tagger(
         link=link,
         links=links,
         n_strata=n_strata,
+        outside_penalty=outside_penalty,
         scorer=scorer,
     )
 
@@ -133,6 +139,7 @@ class ParallelismTagger(TrainablePipe):
         link: str = "branch",
         links: str = "tags",
         n_strata: int = 1,
+        outside_penalty: float = 0.0,
         scorer: Optional[Callable] = None,
     ) -> None:
         scheme = TagScheme(tagset, link)  # validates the names
@@ -153,6 +160,7 @@ class ParallelismTagger(TrainablePipe):
             "link": scheme.link,
             "links": links,
             "n_strata": n_strata,
+            "outside_penalty": float(outside_penalty),
             "type_weights": [],
         }
 
@@ -326,6 +334,7 @@ class ParallelismTagger(TrainablePipe):
         filled = [i for i, doc in enumerate(docs) if len(doc)]
         if not filled:
             return rows
+        self.model.attrs["outside_penalty"] = self.cfg.get("outside_penalty", 0.0)
         output = self.model.predict(([docs[i] for i in filled], None))
         labels = self.labels
         for stratum, stratum_paths in enumerate(output["paths"]):

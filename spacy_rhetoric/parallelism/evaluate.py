@@ -73,3 +73,31 @@ def evaluate_parallelism(
     result["docs"] = len(gold)
     result["tokens"] = sum(len(doc) for doc in gold)
     return result
+
+
+def tune_outside_penalty(
+    nlp: Language,
+    gold_path: Union[str, Path],
+    grid: List[float],
+    metric: str = "parallelism_epm_f",
+    component: str = "parallelism_tagger",
+) -> Dict[str, Any]:
+    """Choose the tagger's ``outside_penalty`` on validation data: score every value
+    of the grid and keep the best (ties: the smaller penalty).
+
+    RETURNS (Dict[str, Any]): {"best": value, "metric": metric, "scores": {value: scores}};
+        the pipeline's component is left set to the best value.
+    """
+    tagger = nlp.get_pipe(component)
+    gold = list(read_docbins([gold_path], nlp.vocab))
+    table: Dict[str, Dict[str, float]] = {}
+    best, best_score = grid[0], -1.0
+    for value in grid:
+        tagger.cfg["outside_penalty"] = float(value)
+        examples = [Example(p, g) for p, g in zip(predict_docs(nlp, gold), gold)]
+        scores = score_parallelism(examples, spans_key=tagger.cfg["spans_key"])
+        table[str(value)] = scores
+        if scores[metric] > best_score:
+            best, best_score = value, scores[metric]
+    tagger.cfg["outside_penalty"] = float(best)
+    return {"best": best, "metric": metric, "scores": table}

@@ -70,6 +70,7 @@ def build_parallelism_tagger(
             "n_strata": 1,
             "constraints": None,
             "label_kinds": None,
+            "outside_penalty": 0.0,
         },
     )
 
@@ -117,7 +118,8 @@ def forward(model: Model, inputs: InT, is_train: bool) -> Tuple[Any, Callable]:
     else:
         X = vectors
     keys = token_keys(docs) if model.attrs["linker_width"] else None
-    output, backprop_head = head((X, gold, keys), is_train)
+    penalty = 0.0 if is_train else model.attrs["outside_penalty"]
+    output, backprop_head = head((X, gold, keys, penalty), is_train)
 
     def backprop(d_output: Any) -> Any:
         dX = backprop_head(d_output)
@@ -132,14 +134,16 @@ def token_keys(docs: List[Doc]) -> List[List[Tuple[int, int]]]:
 
 
 def _convert_inputs(
-    model: Model, inputs: Tuple[List[Floats2d], Optional[Dict[str, Any]], Any], is_train: bool
+    model: Model,
+    inputs: Tuple[List[Floats2d], Optional[Dict[str, Any]], Any, float],
+    is_train: bool,
 ) -> Tuple[ArgsKwargs, Callable[[ArgsKwargs], List[Floats2d]]]:
-    X, gold, keys = inputs
+    X, gold, keys, penalty = inputs
     lengths = [len(x) for x in X]
     padded = model.ops.pad(X)  # [B, T, nI]
     x = xp2torch(padded, requires_grad=is_train)
     mask = torch.arange(padded.shape[1])[None, :] < torch.as_tensor(lengths)[:, None]  # [B, T]
-    kwargs: Dict[str, Any] = {"keys": keys}
+    kwargs: Dict[str, Any] = {"keys": keys, "outside_penalty": penalty}
     if gold is not None:
         kwargs["tags"] = torch.as_tensor(gold["tags"], dtype=torch.long)  # [S, B, T]
         kwargs["branches"] = gold.get("branches")

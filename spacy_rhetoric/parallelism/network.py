@@ -114,11 +114,14 @@ class ParallelismNetwork(nn.Module):
         tags: Optional[torch.Tensor] = None,
         branches: Optional[Sequence[Sequence[Sequence[Tuple[int, int, bool, int]]]]] = None,
         keys: Optional[TokenKeys] = None,
+        outside_penalty: float = 0.0,
     ) -> Any:
         """With gold ``tags`` [S, B, T] (and, with a linker, the gold ``branches`` per
         stratum and doc): the summed negative log-likelihood, a scalar. Without: a dict
         with per stratum the Viterbi tag paths of each sequence ("paths") and, with a
-        linker, the branches with their chosen antecedents ("branches")."""
+        linker, the branches with their chosen antecedents ("branches"). In
+        prediction, ``outside_penalty`` is subtracted from the score of label 0 ("O")
+        before decoding: a recall/precision trade-off tuned on validation data."""
         encoded = self.encode(x, mask)
         emissions = [emitter(encoded) for emitter in self.emitters]
         if tags is not None:
@@ -130,6 +133,10 @@ class ParallelismNetwork(nn.Module):
             if self.linker is not None and branches is not None:
                 loss = loss + self.linker.loss(encoded, branches, keys)
             return loss
+        if outside_penalty:
+            penalty = torch.zeros(emissions[0].shape[-1], dtype=emissions[0].dtype)
+            penalty[0] = outside_penalty
+            emissions = [scores - penalty for scores in emissions]
         paths = [crf.decode(scores, mask) for crf, scores in zip(self.crfs, emissions)]
         output: Dict[str, Any] = {"paths": paths}
         if self.linker is not None:
