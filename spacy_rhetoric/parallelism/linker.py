@@ -82,7 +82,7 @@ class BranchLinker(nn.Module):
         )
 
     def _pairs(
-        self, rows: Sequence[Sequence[Sequence[Branch]]], keys: TokenKeys, only_later: bool
+        self, rows: Sequence[Sequence[Sequence[Branch]]], keys: TokenKeys
     ) -> Tuple[List[Tuple[int, int, int]], List[List[int]], List[int], List[List[float]], List]:
         """Enumerate (doc, anaphor, candidate) pairs of every stratum row.
 
@@ -147,7 +147,7 @@ class BranchLinker(nn.Module):
         self, encoded: torch.Tensor, rows: Sequence[Sequence[Sequence[Branch]]], keys: TokenKeys
     ) -> torch.Tensor:
         """Summed cross-entropy of the gold antecedents of the gold later branches."""
-        pairs, queries, gold, lexical, (_, refs) = self._pairs(rows, keys, only_later=True)
+        pairs, queries, gold, lexical, (_, refs) = self._pairs(rows, keys)
         kept = [q for q, g in enumerate(gold) if g >= 0]
         if not kept:
             return encoded.sum() * 0.0
@@ -160,7 +160,7 @@ class BranchLinker(nn.Module):
     ) -> List[List[List[Branch]]]:
         """Fill in the antecedent of every later branch (the best-scoring candidate)."""
         filled = [[list(row) for row in stratum] for stratum in rows]
-        pairs, queries, _, lexical, (where, refs) = self._pairs(rows, keys, only_later=True)
+        pairs, queries, _, lexical, (where, refs) = self._pairs(rows, keys)
         if not queries:
             return filled
         matrix = self._query_matrix(self._scores(encoded, pairs, lexical, refs), queries)

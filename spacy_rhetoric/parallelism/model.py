@@ -48,9 +48,10 @@ def build_parallelism_tagger(
         tags; > 0: the CRF predicts link-free structure tags and the linker chooses
         each later branch's antecedent). Must match the component's ``links`` setting.
     max_back (int): candidate antecedents per branch for the linker.
-    RETURNS (Model[Tuple[List[Doc], Optional[numpy.ndarray]], Any]): the model. In
-        training it returns the negative log-likelihood of the gold tags; in
-        prediction, per stratum, the best tag path of each doc.
+    RETURNS (Model[Tuple[List[Doc], Optional[Dict[str, Any]]], Any]): the model. In
+        training (with gold) it returns the negative log-likelihood of the gold tags
+        (plus the linker's loss); in prediction, {"paths": per stratum the best tag
+        path of each doc, "branches": with a linker, the chosen antecedents}.
     """
     return Model(
         "parallelism_tagger",
