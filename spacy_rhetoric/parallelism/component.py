@@ -106,7 +106,8 @@ def make_parallelism_tagger(
         (the CRF predicts link-free structure tags and the model's branch linker
         chooses each later branch's antecedent; needs ``linker_width > 0`` in the model).
     n_strata (int): how many nesting levels to predict (1 = outermost only).
-    outside_penalty (float): subtracted from the "O" score before decoding; > 0 trades
+    outside_penalty (float): subtracted from the outermost stratum's "O" score before
+        decoding; > 0 trades
         precision for recall (``python -m spacy_rhetoric tune-parallelism`` picks it on
         validation data).
     scorer (Optional[Callable]): the scoring method.

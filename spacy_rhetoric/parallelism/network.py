@@ -121,7 +121,8 @@ class ParallelismNetwork(nn.Module):
         with per stratum the Viterbi tag paths of each sequence ("paths") and, with a
         linker, the branches with their chosen antecedents ("branches"). In
         prediction, ``outside_penalty`` is subtracted from the score of label 0 ("O")
-        before decoding: a recall/precision trade-off tuned on validation data."""
+        of the outermost stratum before decoding: a recall/precision trade-off tuned on
+        validation data."""
         encoded = self.encode(x, mask)
         emissions = [emitter(encoded) for emitter in self.emitters]
         if tags is not None:
@@ -134,9 +135,11 @@ class ParallelismNetwork(nn.Module):
                 loss = loss + self.linker.loss(encoded, branches, keys)
             return loss
         if outside_penalty:
+            # outermost stratum only: deeper strata are rarely active, and pushing
+            # them off "O" makes them swallow whole sections
             penalty = torch.zeros(emissions[0].shape[-1], dtype=emissions[0].dtype)
             penalty[0] = outside_penalty
-            emissions = [scores - penalty for scores in emissions]
+            emissions = [emissions[0] - penalty, *emissions[1:]]
         paths = [crf.decode(scores, mask) for crf, scores in zip(self.crfs, emissions)]
         output: Dict[str, Any] = {"paths": paths}
         if self.linker is not None:
