@@ -135,6 +135,24 @@ def vectors_cli(
     msg.good(f"Wrote floret vectors ({nlp.vocab.vectors.shape}) to {output_dir}")
 
 
+@app.command("raw-text")
+def raw_text_cli(
+    sources: List[Path] = Arg(..., help="Raw text: .tess/.txt files or directories", exists=True),
+    output: Path = Arg(..., help="JSONL file for spacy pretrain ({'text': ...} per line)"),
+    lang: str = Opt("la", "--lang", help="Language (la: Latin orthography normalised)"),
+):
+    """Write raw text as JSONL for `spacy pretrain`, one line of normalised text each."""
+    from .vectors import tokenized_corpus
+
+    output.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with output.open("w", encoding="utf8") as file:
+        for line in tokenized_corpus(sources, latin=lang == "la"):
+            file.write(srsly.json_dumps({"text": line}) + "\n")
+            n += 1
+    msg.good(f"Wrote {n} lines to {output}")
+
+
 @app.command("demo")
 def demo_cli(
     output: Path = Opt(Path("demo.html"), "--output", "-o", help="The HTML report to write"),

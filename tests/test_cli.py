@@ -107,3 +107,14 @@ def test_project_convert_from_mirror(data_dir, tmp_path):
         os.chdir(cwd)
     stats = srsly.read_json(project / "metrics" / "stats-asp.json")
     assert stats["parallelisms"] == 2062
+
+
+def test_raw_text_jsonl(tmp_path):
+    source = tmp_path / "ovid.tess"
+    source.write_text(
+        "<ov. met. 1.1>\tIn nova fert animus mutatas dicere formas\n", encoding="utf8"
+    )
+    output = tmp_path / "raw.jsonl"
+    result = runner.invoke(app, ["raw-text", str(source), str(output)])
+    assert result.exit_code == 0, result.output
+    assert list(srsly.read_jsonl(output)) == [{"text": "in noua fert animus mutatas dicere formas"}]
