@@ -5,11 +5,7 @@ from spacy.tokens import Doc
 from .parallelism.spans import get_parallelisms
 
 
-def _doc_parallelisms(doc: Doc):
-    return get_parallelisms(doc)
-
-
 def register_extensions() -> None:
     """Register the extension attributes (idempotent)."""
     if not Doc.has_extension("parallelisms"):
-        Doc.set_extension("parallelisms", getter=_doc_parallelisms)
+        Doc.set_extension("parallelisms", getter=get_parallelisms)

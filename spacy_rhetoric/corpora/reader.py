@@ -10,7 +10,7 @@ In a training config::
 """
 
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, List
 
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -44,14 +44,18 @@ def create_corpus_reader(
             f"Unknown corpus format '{format}'. Choose one of: {', '.join(CONVERTERS)}."
         )
 
+    references: List[Doc] = []  # converted on the first call, reused every epoch
+
     def read(nlp: Language) -> Iterator[Example]:
-        conversion = convert(format, Path(path), vocab=nlp.vocab)
-        if split not in conversion.splits:
-            raise ValueError(
-                f"The {format} corpus at {path} has no split '{split}'. "
-                f"Its splits: {', '.join(conversion.splits)}."
-            )
-        for i, reference in enumerate(conversion.splits[split]):
+        if not references:
+            conversion = convert(format, Path(path), vocab=nlp.vocab)
+            if split not in conversion.splits:
+                raise ValueError(
+                    f"The {format} corpus at {path} has no split '{split}'. "
+                    f"Its splits: {', '.join(conversion.splits)}."
+                )
+            references.extend(conversion.splits[split])
+        for i, reference in enumerate(references):
             if limit and i >= limit:
                 break
             yield gold_tokens_example(nlp, reference)

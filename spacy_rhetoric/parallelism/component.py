@@ -211,20 +211,23 @@ class ParallelismTagger(TrainablePipe):
                 items.append((offsets, parallelism.stratum))
         return items
 
-    def _gold_tags(self, example: Example) -> List[List[str]]:
+    def _gold_tags(self, example: Example, items: Optional[List] = None) -> List[List[str]]:
         """The gold tag rows (one per stratum) of an example; link-free structure
-        tags when links are predicted pairwise."""
-        rows = encode_strata(
-            self._gold_items(example), len(example.predicted), self.scheme, self.cfg["n_strata"]
-        )
+        tags when links are predicted pairwise. ``items``: its ``_gold_items``."""
+        if items is None:
+            items = self._gold_items(example)
+        rows = encode_strata(items, len(example.predicted), self.scheme, self.cfg["n_strata"])
         if self.pairwise:
             rows = [[split_link(tag)[0] for tag in row] for row in rows]
         return rows
 
-    def _gold_branches(self, example: Example) -> List[List[Branch]]:
-        """Per stratum, the gold branches in order with their antecedent's index."""
+    def _gold_branches(self, items: List) -> List[List[Branch]]:
+        """Per stratum, the gold branches in order with their antecedent's index.
+
+        items (List): an example's ``_gold_items``.
+        """
         rows: List[List[Tuple[int, int, int]]] = [[] for _ in range(self.cfg["n_strata"])]
-        for n, (offsets, stratum) in enumerate(self._gold_items(example)):
+        for n, (offsets, stratum) in enumerate(items):
             rows[stratum - 1].extend((start, end, n) for start, end in offsets)
         branches = []
         for row in rows:
@@ -375,20 +378,21 @@ class ParallelismTagger(TrainablePipe):
             set_parallelisms(doc, items, self.cfg["spans_key"])
 
     def _gold(self, examples: Sequence[Example]) -> Dict[str, Any]:
-        gold: Dict[str, Any] = {"tags": self._gold_matrix(examples)}
+        items = [self._gold_items(eg) for eg in examples]
+        gold: Dict[str, Any] = {"tags": self._gold_matrix(examples, items)}
         if self.pairwise:
-            per_example = [self._gold_branches(eg) for eg in examples]
+            per_example = [self._gold_branches(example_items) for example_items in items]
             gold["branches"] = [
                 [branches[s] for branches in per_example] for s in range(self.cfg["n_strata"])
             ]
         return gold
 
-    def _gold_matrix(self, examples: Sequence[Example]) -> numpy.ndarray:
+    def _gold_matrix(self, examples: Sequence[Example], items: Sequence[List]) -> numpy.ndarray:
         index = {label: i for i, label in enumerate(self.labels)}
         width = max(len(eg.predicted) for eg in examples)
         gold = numpy.zeros((self.cfg["n_strata"], len(examples), width), dtype="int64")
-        for b, eg in enumerate(examples):
-            for s, row in enumerate(self._gold_tags(eg)):
+        for b, (eg, example_items) in enumerate(zip(examples, items)):
+            for s, row in enumerate(self._gold_tags(eg, example_items)):
                 try:
                     gold[s, b, : len(row)] = [index[tag] for tag in row]
                 except KeyError as err:
