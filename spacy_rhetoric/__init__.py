@@ -11,6 +11,7 @@ from .chiasmus import metrics as chiasmus_metrics  # noqa: F401
 from .chiasmus import model as chiasmus_model  # noqa: F401
 from .corpora import reader  # noqa: F401  (registers the readers)
 from .extensions import register_extensions
+from .intertext import component as intertext_component  # noqa: F401  (intertext_matcher)
 from .parallelism import Parallelism, component, get_parallelisms, metrics, model, set_parallelisms  # noqa: F401  (registers the tagger)
 from .parallelism.render import render
 from .treebank import component as treebank_component  # noqa: F401  (displacement_analyzer)

@@ -153,27 +153,37 @@ def raw_text_cli(
     msg.good(f"Wrote {n} lines to {output}")
 
 
-@app.command("demo")
-def demo_cli(
-    output: Path = Opt(Path("demo.html"), "--output", "-o", help="The HTML report to write"),
-    model: Path = Opt(None, "--model", "-m", help="A trained parallelism pipeline to run too"),
+@app.command("report")
+def report_cli(
+    inputs: List[Path] = Arg(..., help="Metrics directories (*.json) and/or files"),
+    output: Path = Opt(Path("reports/results.md"), "--output", "-o", help="Markdown to write"),
+    html_output: Path = Opt(None, "--html", help="Also write a self-contained HTML page"),
+    project_file: Path = Opt(
+        Path("project.yml"), "--project", help="project.yml naming each file's command"
+    ),
 ):
-    """Render the bundled annotated Latin sample (and a model's predictions) as HTML."""
-    from .demo import run_demo
+    """Collect metrics JSON files into one results table, next to the published anchors.
+
+    Each file is matched to the project command that writes it (from project.yml
+    outputs); files of unknown layout are flattened to dotted keys."""
+    from .results import ResultsError, write_report
 
     try:
-        for line in run_demo(output, model):
-            msg.info(line)
-    except (OSError, ValueError) as err:
+        files = write_report(inputs, output, html_output, project_file)
+    except ResultsError as err:
         msg.fail(str(err), exits=1)
-    msg.good(f"Wrote {output}")
+    written = f"{output}, {html_output}" if html_output else str(output)
+    msg.good(f"Reported {len(files)} metrics files -> {written}")
 
 
-# Each capability adds its own commands to ``app`` in ``<capability>/commands.py``.
-CAPABILITY_COMMANDS = ("parallelism", "chiasmus", "intertext", "treebank")
+# Each capability adds its own commands to ``app`` in ``<capability>/commands.py``
+# (``scale``: the ``corpus`` sub-commands).
+CAPABILITY_COMMANDS = ("parallelism", "chiasmus", "intertext", "treebank", "scale")
 
 
 def _register_capability_commands() -> None:
+    # analyze, demo and models (the main job) live in analyze_commands.py
+    importlib.import_module(f"{__package__}.analyze_commands")
     for name in CAPABILITY_COMMANDS:
         module = f"{__package__}.{name}.commands"
         if importlib.util.find_spec(module) is not None:

@@ -1,16 +1,23 @@
-"""The demo: the bundled sample texts through whatever the package can do."""
+"""The demo: ``analyze`` on the bundled samples (a Latin sermon section with its gold
+parallelisms, a German and an English passage), with whatever models are available.
+
+Without any built model it still shows the gold parallelisms of the Latin sample and
+lists, per language, what did not run and the command that enables it."""
 
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Any, Dict, Iterator, Mapping, Optional, Union
 
 import spacy
 import srsly
 from spacy.tokens import Doc
 
+from .analyze import Analysis, Document, Note, analysis_data, build_analyzer
 from .parallelism.spans import set_parallelisms
-from .report import html_page, parallelism_sections
+from .report import analysis_page
 
 SAMPLES = Path(__file__).parent / "data" / "samples"
+# (language, bundled text file) analysed by the demo besides the Latin gold sample
+TEXT_SAMPLES = (("de", "de_goethe_schiller.txt"), ("en", "en_shakespeare_johnson.txt"))
 
 
 def load_sample(name: str = "la_augustine_sermo") -> Doc:
@@ -29,29 +36,70 @@ def load_sample(name: str = "la_augustine_sermo") -> Doc:
     return doc
 
 
-def run_demo(output: Path, model: Optional[Path] = None) -> Iterator[str]:
+def demo_analysis(models: Optional[Mapping[str, Path]] = None) -> Iterator[Any]:
+    """Analyse the samples; yields progress lines (str) and finally the Analysis.
+
+    models (Optional[Mapping[str, Path]]): explicit model paths (NAME -> PATH).
+    """
+    gold = load_sample()
+    analysis = Analysis()
+    analysis.documents.append(
+        Document("la_augustine_sermo (gold)", "la", [gold], [0], caption=gold.user_data["source"])
+    )
+    yield f"Latin sample: {len(gold)} tokens, {len(gold._.parallelisms)} gold parallelisms"
+    samples = [("la", "la_augustine_sermo (predicted)", gold.text)]
+    samples += [
+        (lang, name, (SAMPLES / name).read_text(encoding="utf8")) for lang, name in TEXT_SAMPLES
+    ]
+    for lang, name, text in samples:
+        analyzer = build_analyzer(lang, models)
+        ran = [n.component for n in analyzer.notes if n.ran]
+        if lang == "la" and not ran:  # nothing to add to the gold rendering
+            analysis.notes.extend(analyzer.notes)
+            continue
+        part = Analysis(notes=list(analyzer.notes))
+        document = analyzer.analyze_text(text, name)
+        if lang == "la":
+            document.caption = (
+                "The sample's section is in the ASP training split: the predictions show "
+                "the pipeline at work, not held-out accuracy."
+            )
+        part.documents.append(document)
+        analysis.extend(part)
+        yield f"{name}: ran {', '.join(ran) or 'tokenizer only'}"
+    yield analysis
+
+
+def run_demo(
+    output: Path, models: Optional[Mapping[str, Path]] = None, json_output: Optional[Path] = None
+) -> Iterator[Union[str, Note]]:
     """Write the demo report.
 
     output (Path): the HTML file to write.
-    model (Optional[Path]): a trained pipeline with a parallelism_tagger to run on the sample.
-    YIELDS (str): progress lines.
+    models (Optional[Mapping[str, Path]]): explicit model paths (NAME -> PATH).
+    json_output (Optional[Path]): also write the findings as JSON here.
+    YIELDS (Union[str, Note]): progress lines, and the note of each component that did
+        not run (except intertext, which needs an index).
     """
-    gold = load_sample()
-    docs, captions = [gold], ["Gold annotation (ASP)"]
-    yield f"Sample: {len(gold)} tokens, {len(gold._.parallelisms)} annotated parallelisms"
-    if model is not None:
-        import spacy_rhetoric  # noqa: F401
-
-        nlp = spacy.load(model)
-        predicted = nlp(
-            Doc(nlp.vocab, words=[t.text for t in gold], spaces=[bool(t.whitespace_) for t in gold])
-        )
-        docs.append(predicted)
-        captions.append(f"Predicted by {model}")
-        yield f"Model {model}: {len(predicted._.parallelisms)} predicted parallelisms"
-    page = html_page(
-        "spacy_rhetoric demo: parallelisms in Augustine",
-        parallelism_sections(docs, captions),
-        note=gold.user_data["source"],
+    analysis = None
+    for item in demo_analysis(models):
+        if isinstance(item, Analysis):
+            analysis = item
+        else:
+            yield item
+    assert analysis is not None
+    for note in analysis.notes:
+        if not note.ran and note.component != "intertext":
+            yield note
+    page = analysis_page(
+        analysis,
+        "spacy_rhetoric demo: parallelisms, chiasmi and displacement",
+        note="Bundled samples: Augustine, Sermo 147.1 (ASP, CC BY-SA 4.0); Goethe and "
+        "Schiller; Shakespeare, Johnson, the King James Bible and Pope (public domain).",
     )
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
     Path(output).write_text(page, encoding="utf8")
+    if json_output is not None:
+        data: Dict[str, Any] = analysis_data(analysis)
+        Path(json_output).parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(json_output, data)

@@ -1,12 +1,15 @@
 """Self-contained HTML reports of what the components found in a set of docs."""
 
 import html
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Tuple
 
 from spacy.tokens import Doc
 
 from .parallelism.render import render as render_parallelisms
 from .parallelism.spans import get_parallelisms
+
+if TYPE_CHECKING:
+    from .analyze import Analysis
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #222; }
@@ -32,17 +35,32 @@ def parallelism_table(doc: Doc) -> str:
     return f"<table class='parallelisms'>{header}{''.join(rows)}</table>"
 
 
-def html_page(title: str, sections: Iterable[Tuple[str, str]], note: Optional[str] = None) -> str:
-    """Wrap (heading, HTML body) sections into one self-contained page."""
+def html_page(
+    title: str,
+    sections: Iterable[Tuple[str, str]],
+    note: Optional[str] = None,
+    style: str = "",
+    script: str = "",
+) -> str:
+    """Wrap (heading, HTML body) sections into one self-contained page.
+
+    title (str): the page title.
+    sections (Iterable[Tuple[str, str]]): (heading, HTML body) per section.
+    note (Optional[str]): a line under the title.
+    style (str): extra CSS.
+    script (str): inline JavaScript run at the end of the body.
+    RETURNS (str): the page.
+    """
     parts = [f"<h1>{html.escape(title)}</h1>"]
     if note:
         parts.append(f"<p class='source'>{html.escape(note)}</p>")
     for heading, body in sections:
         parts.append(f"<h2>{html.escape(heading)}</h2>\n{body}")
+    script_tag = f"<script>{script}</script>" if script else ""
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>"
-        f"<body>{''.join(parts)}</body></html>"
+        f"<title>{html.escape(title)}</title><style>{STYLE}{style}</style></head>"
+        f"<body>{''.join(parts)}{script_tag}</body></html>"
     )
 
 
@@ -52,3 +70,35 @@ def parallelism_sections(docs: Sequence[Doc], captions: Sequence[str]) -> List[T
         (caption, render_parallelisms(doc) + parallelism_table(doc))
         for doc, caption in zip(docs, captions)
     ]
+
+
+def analysis_page(analysis: "Analysis", title: str, note: Optional[str] = None) -> str:
+    """The report of an analysis: components (what ran, what not and how to enable it),
+    per-document statistics, the sortable findings table, the displacement histogram of
+    the corpus, and per document the displaCy renderings.
+
+    analysis (Analysis): the result of analyze_files (or several merged).
+    title (str): the page title.
+    note (Optional[str]): a line under the title.
+    RETURNS (str): the self-contained HTML page.
+    """
+    from . import report_sections as sections
+    from .analyze import displacement_histogram, document_findings, document_stats
+
+    documents = analysis.documents
+    findings = [item for d in documents for item in document_findings(d)]
+    parts = [
+        ("Components", sections.components_table(analysis.notes)),
+        ("Documents", sections.stats_table([document_stats(d) for d in documents])),
+        (f"Findings ({len(findings)})", sections.findings_table(findings)),
+        (
+            "Displacement histogram",
+            "<div id='displacement-histogram'>"
+            + sections.svg_histogram(displacement_histogram(documents))
+            + "</div>",
+        ),
+    ]
+    for document in documents:
+        body = "<div class='document'>" + sections.document_section(document) + "</div>"
+        parts.append((f"{document.name} ({document.lang})", body))
+    return html_page(title, parts, note=note, style=sections.STYLE, script=sections.SORT_SCRIPT)

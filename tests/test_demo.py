@@ -1,7 +1,18 @@
+import json
+
+import pytest
 from typer.testing import CliRunner
 
+import spacy_rhetoric.analyze_commands  # noqa: F401  (registers demo)
 from spacy_rhetoric.cli import app
-from spacy_rhetoric.demo import load_sample
+from spacy_rhetoric.demo import SAMPLES, TEXT_SAMPLES, load_sample
+
+
+@pytest.fixture
+def no_models(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("SPACY_RHETORIC_MODELS", raising=False)
+    monkeypatch.setattr("spacy_rhetoric.models.PACKAGE_MODELS", tmp_path / "package")
 
 
 def test_sample_has_gold_parallelisms():
@@ -13,11 +24,36 @@ def test_sample_has_gold_parallelisms():
     assert "CC BY-SA 4.0" in doc.user_data["source"]
 
 
-def test_demo_writes_report(tmp_path):
-    output = tmp_path / "demo.html"
-    result = CliRunner().invoke(app, ["demo", "--output", str(output)])
+def test_text_samples_are_bundled():
+    for _, name in TEXT_SAMPLES:
+        text = (SAMPLES / name).read_text(encoding="utf8")
+        assert len(text.split()) > 60, name
+    assert "Und kurz ist unser Leben" in (SAMPLES / "de_goethe_schiller.txt").read_text("utf8")
+    assert "Fair is foul, and foul is fair" in (SAMPLES / "en_shakespeare_johnson.txt").read_text(
+        "utf8"
+    )
+
+
+def test_demo_without_models(tmp_path, no_models):
+    """A fresh install: gold parallelisms, and what did not run with the fix."""
+    output, js = tmp_path / "demo.html", tmp_path / "demo.json"
+    result = CliRunner().invoke(app, ["demo", "--output", str(output), "-j", str(js)])
     assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "[de] chiasmus: not run — model chiasmus-de not built" in said
+    assert "models build --lang de" in said
     page = output.read_text(encoding="utf8")
     assert page.startswith("<!DOCTYPE html>")
-    assert "Gold annotation (ASP)" in page
-    assert page.count("<tr><td>P") == 5
+    assert "la_augustine_sermo (gold) (la)" in page
+    assert "model parallelism-la not built" in page
+    data = json.loads(js.read_text(encoding="utf8"))
+    assert [d["doc"] for d in data["documents"]] == [
+        "la_augustine_sermo (gold)",
+        "de_goethe_schiller.txt",
+        "en_shakespeare_johnson.txt",
+    ]
+    gold = [f for f in data["findings"] if f["doc"] == "la_augustine_sermo (gold)"]
+    assert len(gold) == 5 and {f["kind"] for f in gold} == {"parallelism"}
+    assert gold[0]["text"] == "a se turbatum | a christo innouatum"
+    assert page.count("<tr class='finding parallelism'>") == 5
+    assert {(n["lang"], n["component"]) for n in data["components"] if n["ran"]} == set()

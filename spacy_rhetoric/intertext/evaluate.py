@@ -1,0 +1,702 @@
+"""Cross-validated evaluation of intertext retrieval and reranking on Loci Similes.
+
+Protocols (5 folds each):
+
+* ``shipped``: the fold ids of labels.csv. 54 queries have links in several folds, so
+  a test query may have been seen in training with another link (leak).
+* ``grouped``: every query segment in one fold only (the lowest fold id of its links),
+  so no test query is ever trained on.
+
+Candidate pools:
+
+* ``paper``: all gold source passages plus distractor passages sampled from the
+  Tesserae texts of the ten source authors (verse: 1-4 consecutive lines joined by
+  " / " like the gold passages; prose: one sentence of a section) up to
+  ``n_sources``; all gold query segments plus distractor sentences of Jerome's letters
+  and Lactantius' Divine Institutes up to ``n_queries``. Distractors never overlap a
+  gold passage. Distractor queries are spread over the folds and have no gold links.
+* ``full``: the same queries against every line/section of the ten source authors in
+  Tesserae (the real corpus). A gold source is located by its id (mapped to Tesserae)
+  and checked by text within +-3 lines; it spans its number of verse lines. Links
+  whose source cannot be located count as misses.
+
+Everything trained (the fine-tuned bi-encoder, the reranker, its threshold) sees only
+the fold's training links; thresholds come from out-of-fold probabilities on the
+training queries (inner 5-fold split by query).
+"""
+
+import random
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
+import numpy as np
+
+from ..corpora.loci_similes import convert_loci_similes
+from ..corpora.tesserae import (
+    QUERY_AUTHORS,
+    SOURCE_AUTHORS,
+    TessCorpus,
+    loci_to_tesserae,
+    read_tesserae,
+    tess_files,
+    verse_span,
+)
+from .dense import finetune_encoder, load_encoder
+from .index import IntertextIndex, fuse
+from .lexical import terms
+from .metrics import link_confusion, link_scores, mean_reciprocal_rank, recall_at_k
+from .rerank import FeatureReranker, choose_threshold, pair_features
+
+KS = (5, 10, 100)
+CE_KS = (5, 10)
+DENSE_WEIGHTS = (0.0, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0)
+RECALL_KS = (1, 5, 10, 100)
+N_FOLDS = 5
+PROSE_AUTHORS = ("cicero",)
+_SENTENCE = re.compile(r"(?<=[.?!;:])\s+")
+
+
+@dataclass
+class Link:
+    pair_id: int
+    query: str
+    source: str
+    fold: int
+
+
+@dataclass
+class Benchmark:
+    """Queries, sources and gold links of one evaluation pool."""
+
+    query_ids: List[str]
+    query_texts: List[str]
+    query_fold: Dict[str, Dict[str, int]]  # protocol -> query -> fold (distractors)
+    source_ids: List[str]
+    source_texts: List[str]
+    links: List[Link]
+    gold_source_texts: Dict[str, str]
+    info: Dict[str, Any] = field(default_factory=dict)
+
+
+def read_links(labels: Path) -> Tuple[Dict[str, str], Dict[str, str], List[Link]]:
+    """Read labels.csv with the Loci Similes converter.
+
+    RETURNS (Tuple): query id -> text, source id -> text, the links.
+    """
+    conversion = convert_loci_similes(labels)
+    sources = {d.user_data["seg_id"]: d.text for d in conversion.splits["sources"]}
+    queries: Dict[str, str] = {}
+    links: List[Link] = []
+    for split, docs in conversion.splits.items():
+        if split == "sources":
+            continue
+        for doc in docs:
+            queries[doc.user_data["seg_id"]] = doc.text
+            for link in doc.user_data["links"]:
+                links.append(
+                    Link(
+                        int(link["pair_id"]),
+                        doc.user_data["seg_id"],
+                        link["source_id"],
+                        int(link["fold"]),
+                    )
+                )
+    links.sort(key=lambda link: link.pair_id)
+    return queries, sources, links
+
+
+def query_folds(links: Sequence[Link], protocol: str) -> Dict[str, Set[int]]:
+    """The test folds of each gold query under a protocol."""
+    folds: Dict[str, Set[int]] = {}
+    for link in links:
+        folds.setdefault(link.query, set()).add(link.fold)
+    if protocol == "grouped":
+        return {q: {min(f)} for q, f in folds.items()}
+    if protocol == "shipped":
+        return folds
+    raise ValueError(f"intertext evaluate: unknown protocol '{protocol}'; use shipped or grouped")
+
+
+def _gold_tess_rows(ids: Sequence[str], corpus_index: Dict[str, int]) -> Set[int]:
+    """Tesserae rows at or near gold passages (-3..+7 lines): never sampled as distractors."""
+    rows: Set[int] = set()
+    for seg_id in ids:
+        position = corpus_index.get(loci_to_tesserae(seg_id))
+        if position is not None:
+            rows.update(range(position - 3, position + 8))
+    return rows
+
+
+def _sample_sources(
+    corpus: TessCorpus, exclude: Set[int], n: int, spans: List[int], rng: random.Random
+) -> List[Tuple[str, str]]:
+    """Distractor source passages shaped like the gold ones (see the module docstring)."""
+    out: List[Tuple[str, str]] = []
+    used: Set[int] = set()
+    segments = corpus.segments
+    while len(out) < n:
+        i = rng.randrange(len(segments))
+        seg = segments[i]
+        author = Path(seg.path).name.split(".", 1)[0]
+        if author in PROSE_AUTHORS:
+            rows = [i]
+            sentences = [s for s in _SENTENCE.split(seg.text) if len(s.split()) >= 4]
+            if not sentences:
+                continue
+            text = rng.choice(sentences)
+        else:
+            width = rng.choice(spans)
+            rows = list(range(i, min(len(segments), i + width)))
+            if any(segments[r].path != seg.path for r in rows):
+                continue
+            text = " / ".join(segments[r].text for r in rows)
+        if any(r in exclude or r in used for r in rows) or not text.strip():
+            continue
+        used.update(rows)
+        out.append((f"distractor: {seg.seg_id}", text))
+    return out
+
+
+def _sample_queries(
+    corpus: TessCorpus, exclude: Set[int], n: int, rng: random.Random
+) -> List[Tuple[str, str]]:
+    """Distractor query sentences from sections holding no gold query."""
+    out: List[Tuple[str, str]] = []
+    used: Set[Tuple[int, int]] = set()
+    segments = corpus.segments
+    while len(out) < n:
+        i = rng.randrange(len(segments))
+        if i in exclude:
+            continue
+        sentences = _SENTENCE.split(segments[i].text)
+        j = rng.randrange(len(sentences))
+        if (i, j) in used or len(sentences[j].split()) < 4:
+            continue
+        used.add((i, j))
+        out.append((f"distractor: {segments[i].seg_id}.{j + 1}", sentences[j]))
+    return out
+
+
+def build_benchmark(
+    labels: Path,
+    tesserae_dir: Path,
+    pool: str = "paper",
+    n_sources: int = 880,
+    n_queries: int = 937,
+    seed: int = 0,
+) -> Tuple[Benchmark, Optional[TessCorpus]]:
+    """Build the queries, sources and links of a pool ("paper" or "full").
+
+    RETURNS (Tuple[Benchmark, Optional[TessCorpus]]): the benchmark and, for "full",
+        the Tesserae source corpus whose rows are the benchmark's sources.
+    """
+    queries, sources, links = read_links(labels)
+    rng = random.Random(seed)
+    source_corpus = read_tesserae(tess_files(tesserae_dir, SOURCE_AUTHORS))
+    source_index = source_corpus.index()
+    query_corpus = read_tesserae(
+        [
+            p
+            for p in tess_files(tesserae_dir, QUERY_AUTHORS)
+            if p.name.startswith(("jerome.epistulae", "lactantius.divinarum"))
+        ]
+    )
+    gold_query_rows = _gold_tess_rows(list(queries), query_corpus.index())
+    distractor_queries = _sample_queries(
+        query_corpus, gold_query_rows, max(0, n_queries - len(queries)), rng
+    )
+    query_ids = list(queries) + [q for q, _ in distractor_queries]
+    query_texts = list(queries.values()) + [t for _, t in distractor_queries]
+    # distractor queries: spread over the folds (same for both protocols)
+    folds_of = {q: i % N_FOLDS for i, (q, _) in enumerate(distractor_queries)}
+    query_fold = {"distractor": folds_of}
+    info: Dict[str, Any] = {
+        "pool": pool,
+        "seed": seed,
+        "gold_links": len(links),
+        "gold_queries": len(queries),
+        "gold_sources": len(sources),
+        "distractor_queries": len(distractor_queries),
+        "queries": len(query_ids),
+    }
+    if pool == "paper":
+        spans = [verse_span(t) for s, t in sources.items() if not s.startswith("cic.")] or [1]
+        spans = [min(4, s) for s in spans]
+        exclude = _gold_tess_rows(list(sources), source_index)
+        distractors = _sample_sources(
+            source_corpus, exclude, max(0, n_sources - len(sources)), spans, rng
+        )
+        source_ids = list(sources) + [s for s, _ in distractors]
+        source_texts = list(sources.values()) + [t for _, t in distractors]
+        info.update({"distractor_sources": len(distractors), "sources": len(source_ids)})
+        bench = Benchmark(
+            query_ids, query_texts, query_fold, source_ids, source_texts, links, sources, info
+        )
+        return bench, None
+    if pool != "full":
+        raise ValueError(f"intertext evaluate: unknown pool '{pool}'; use paper or full")
+    source_ids = [s.seg_id for s in source_corpus.segments]
+    source_texts = [s.text for s in source_corpus.segments]
+    info.update({"sources": len(source_ids), "tesserae_duplicate_ids": source_corpus.duplicates})
+    bench = Benchmark(
+        query_ids, query_texts, query_fold, source_ids, source_texts, links, sources, info
+    )
+    return bench, source_corpus
+
+
+def gold_items(
+    bench: Benchmark, corpus: Optional[TessCorpus]
+) -> Tuple[Dict[str, List[Set[int]]], Dict[int, Set[int]], Dict[str, int]]:
+    """Gold items (sets of source rows) per query.
+
+    bench (Benchmark): the pool.
+    corpus (Optional[TessCorpus]): the Tesserae corpus of the full pool (None: paper pool).
+    RETURNS (Tuple): query -> gold items, pair_id -> its rows, and location counts
+        (full pool: exact id, shifted by text within +-3 lines, missing).
+    """
+    gold: Dict[str, List[Set[int]]] = {}
+    link_rows: Dict[int, Set[int]] = {}
+    counts = {"exact": 0, "shifted": 0, "missing": 0}
+    if corpus is None:
+        row_of = {s: i for i, s in enumerate(bench.source_ids)}
+        for link in bench.links:
+            link_rows[link.pair_id] = {row_of[link.source]}
+    else:
+        index = corpus.index()
+        for link in bench.links:
+            text = bench.gold_source_texts[link.source]
+            position = index.get(loci_to_tesserae(link.source))
+            if position is None:
+                counts["missing"] += 1
+                link_rows[link.pair_id] = set()
+                continue
+            want = set(terms(text.split("/")[0]))
+            best, best_overlap = position, -1.0
+            for shift in (0, -1, 1, -2, 2, -3, 3):
+                p = position + shift
+                if (
+                    0 <= p < len(corpus.segments)
+                    and corpus.segments[p].path == corpus.segments[position].path
+                ):
+                    got = set(terms(corpus.segments[p].text))
+                    overlap = len(want & got) / max(1, len(want))
+                    if overlap > best_overlap + 1e-9:
+                        best, best_overlap = p, overlap
+            counts["exact" if best == position else "shifted"] += 1
+            span = (
+                1
+                if Path(corpus.segments[best].path).name.startswith(PROSE_AUTHORS)
+                else verse_span(text)
+            )
+            link_rows[link.pair_id] = set(range(best, best + span))
+    for link in bench.links:
+        items = gold.setdefault(link.query, [])
+        rows = link_rows[link.pair_id]
+        if not rows or rows not in items:
+            items.append(rows)
+    return gold, link_rows, counts
+
+
+def _inner_threshold(
+    X: List[np.ndarray], y: List[np.ndarray], n_gold: List[int], l2: float, seed: int
+) -> float:
+    """F1-optimal threshold on out-of-fold probabilities (5 folds over queries)."""
+    n = len(X)
+    order = np.random.default_rng(seed).permutation(n)
+    probs: List[np.ndarray] = [np.zeros(0)] * n
+    for f in range(N_FOLDS):
+        test = set(order[f::N_FOLDS].tolist())
+        train_idx = [i for i in range(n) if i not in test and len(X[i])]
+        Xt = np.concatenate([X[i] for i in train_idx])
+        yt = np.concatenate([y[i] for i in train_idx])
+        if yt.min() == yt.max():
+            continue
+        model = FeatureReranker(l2=l2).fit(Xt, yt)
+        for i in test:
+            probs[i] = model.predict_proba(X[i]) if len(X[i]) else np.zeros(0)
+    return choose_threshold(probs, y, sum(n_gold))
+
+
+def run_protocol(
+    bench: Benchmark,
+    gold: Dict[str, List[Set[int]]],
+    link_rows: Dict[int, Set[int]],
+    protocol: str,
+    encoder_mode: str = "base",
+    work_dir: Optional[Path] = None,
+    base_index: Optional[IntertextIndex] = None,
+    epochs: int = 1,
+    l2: float = 1.0,
+    seed: int = 0,
+    log=print,
+    cross_encoder: bool = False,
+    folds: Optional[Sequence[int]] = None,
+) -> Dict[str, Any]:
+    """Cross-validate retrieval and reranking under one fold protocol.
+
+    bench (Benchmark): the pool.
+    gold (Dict): query -> gold items (source rows of the pool).
+    link_rows (Dict): pair_id -> the source rows of that link.
+    protocol (str): "shipped" or "grouped".
+    encoder_mode (str): "base" (the packaged MiniLM) or "finetuned" (fine-tuned per
+        fold on the training links; paper pool only).
+    work_dir (Optional[Path]): where fine-tuned encoders are saved.
+    base_index (Optional[IntertextIndex]): a prebuilt index over the pool's sources
+        (required for the full pool; reused across folds in "base" mode).
+    cross_encoder (bool): also fine-tune and evaluate a cross-encoder reranker per fold
+        (k = 5 and 10; trained on 80 % of the training queries' top-10 candidates:
+        every retrieved link and the 2 best-ranked non-links per query; its threshold
+        is chosen on the other 20 %).
+    folds (Optional[Sequence[int]]): evaluate only these test folds (default: all).
+    RETURNS (Dict[str, Any]): metrics per channel setting and k, and timings.
+    """
+    gold_folds = query_folds(bench.links, protocol)
+    text_of = dict(zip(bench.query_ids, bench.query_texts))
+    source_text = dict(zip(bench.source_ids, bench.source_texts))
+    fold_queries: List[List[str]] = [[] for _ in range(N_FOLDS)]
+    for q in bench.query_ids:
+        for f in gold_folds.get(q, {bench.query_fold["distractor"].get(q, 0)}):
+            fold_queries[f].append(q)
+    pool = max(KS)
+    settings = ("lexical", "dense", "fused")
+    searches = {
+        "lexical": (("lexical",), pool),
+        "dense": (("dense",), pool),
+        "union": (("lexical", "dense"), 2 * pool),
+    }
+    weights_chosen: List[float] = []
+    ce_reranked: Dict[int, Dict[Tuple[int, str], List[int]]] = {k: {} for k in CE_KS}
+    ce_predicted: Dict[int, Dict[Tuple[int, str], List[int]]] = {k: {} for k in CE_KS}
+    ce_thresholds: Dict[int, List[float]] = {k: [] for k in CE_KS}
+    ranked: Dict[str, Dict[Tuple[int, str], List[int]]] = {s: {} for s in settings}
+    reranked: Dict[int, Dict[Tuple[int, str], List[int]]] = {k: {} for k in KS}
+    predicted: Dict[int, Dict[Tuple[int, str], List[int]]] = {k: {} for k in KS}
+    eval_gold: Dict[Tuple[int, str], List[Set[int]]] = {}
+    thresholds: Dict[int, List[float]] = {k: [] for k in KS}
+    timings = {"finetune_s": 0.0, "index_s": 0.0, "search_s": 0.0, "rerank_s": 0.0}
+    n_sources = len(bench.source_ids)
+    cache: Dict[str, Any] = {}  # search results and features, reused while the index is
+    for f in folds if folds is not None else range(N_FOLDS):
+        test = fold_queries[f]
+        test_set = set(test)
+        others = {q for fq in range(N_FOLDS) if fq != f for q in fold_queries[fq]}
+        if protocol == "shipped":
+            # the shipped folds: train on every link of the other folds, even when its
+            # query is also a test query (the leak this protocol reports)
+            train_links = [link for link in bench.links if link.fold != f]
+            train_queries = sorted(others)
+        else:
+            train_queries = sorted(others - test_set)
+            train_set = set(train_queries)
+            train_links = [link for link in bench.links if link.query in train_set]
+        index = base_index
+        start = time.perf_counter()
+        if encoder_mode == "finetuned":
+            pairs = [(text_of[link.query], source_text[link.source]) for link in train_links]
+            out = (work_dir or Path("training/intertext")) / f"{protocol}-fold{f}-encoder"
+            model_dir = finetune_encoder(pairs, out, epochs=epochs, seed=seed)
+            timings["finetune_s"] += time.perf_counter() - start
+            start = time.perf_counter()
+            encoder = load_encoder(model_dir)
+            index = IntertextIndex.build(
+                list(zip(bench.source_ids, bench.source_texts)), model=model_dir, encoder=encoder
+            )
+            timings["index_s"] += time.perf_counter() - start
+        elif index is None:
+            index = IntertextIndex.build(list(zip(bench.source_ids, bench.source_texts)))
+            base_index = index
+            timings["index_s"] += time.perf_counter() - start
+        start = time.perf_counter()
+        wanted = train_queries + [q for q in test if q not in set(train_queries)]
+        if cache.get("index") is not index:
+            cache.clear()
+            cache.update({"index": index, "hits": {name: {} for name in searches}, "feats": {}})
+        todo = [q for q in wanted if q not in cache["feats"]]
+        if todo:
+            q_vec = index.encode_queries([text_of[q] for q in todo]) if index.has_dense else None
+            for name, (channels, n) in searches.items():
+                if not index.has_dense:
+                    # lexical-only index: no dense ranking, the union is the lexical one
+                    if name == "dense":
+                        cache["hits"][name].update((q, []) for q in todo)
+                        continue
+                    channels = ("lexical",)
+                found = index.search([text_of[q] for q in todo], n, pool, q_vec, channels)
+                cache["hits"][name].update(zip(todo, found))
+        hits = cache["hits"]
+        timings["search_s"] += time.perf_counter() - start
+        start = time.perf_counter()
+        for q in todo:
+            cache["feats"][q] = pair_features(index, text_of[q], hits["union"][q], pool)
+        # training-fold gold: only training links count as positives
+        train_gold: Dict[str, Set[int]] = {}
+        for link in train_links:
+            train_gold.setdefault(link.query, set()).update(link_rows[link.pair_id])
+        # the dense weight of the fusion: best recall@10 (then MRR) on the training queries
+        rrf_k = float(index.cfg["rrf_k"])
+        train_items = {
+            q: [link_rows[x.pair_id] for x in train_links if x.query == q] for q in train_queries
+        }
+        best_w, best_key = 0.0, (-1.0, -1.0)
+        for w in DENSE_WEIGHTS:
+            ranking = {
+                q: [c.row for c in fuse(hits["union"][q], (1.0, w), rrf_k)[:pool]]
+                for q in train_queries
+            }
+            key = (
+                recall_at_k(ranking, train_items, (10,))[10],
+                mean_reciprocal_rank(ranking, train_items),
+            )
+            if key > best_key:
+                best_w, best_key = w, key
+        weights_chosen.append(best_w)
+        fused = {q: fuse(hits["union"][q], (1.0, best_w), rrf_k)[:pool] for q in wanted}
+        feats: Dict[str, np.ndarray] = {}
+        for q in wanted:
+            position = {c.row: i for i, c in enumerate(hits["union"][q])}
+            X_q = cache["feats"][q][[position[c.row] for c in fused[q]]].copy()
+            if len(X_q):
+                X_q[:, 0] = [c.score * 100.0 for c in fused[q]]
+            feats[q] = X_q
+        for k in KS:
+            X = [feats[q][:k] for q in train_queries]
+            y = [
+                np.asarray(
+                    [c.row in train_gold.get(q, set()) for c in fused[q][:k]],
+                    dtype=np.float64,
+                )
+                for q in train_queries
+            ]
+            n_gold = [len(train_items[q]) for q in train_queries]
+            model = FeatureReranker(l2=l2, pool=pool).fit(np.concatenate(X), np.concatenate(y))
+            model.threshold = _inner_threshold(X, y, n_gold, l2, seed)
+            thresholds[k].append(model.threshold)
+            for q in test:
+                cands = fused[q][:k]
+                probs = model.predict_proba(feats[q][:k])
+                order = np.argsort(-probs, kind="stable")
+                reranked[k][(f, q)] = [cands[i].row for i in order]
+                predicted[k][(f, q)] = [cands[i].row for i in order if probs[i] >= model.threshold]
+        timings["rerank_s"] += time.perf_counter() - start
+        if cross_encoder:
+            start = time.perf_counter()
+            _cross_encoder_fold(
+                f,
+                protocol,
+                fused,
+                train_queries,
+                test,
+                train_gold,
+                train_items,
+                text_of,
+                index,
+                work_dir,
+                epochs,
+                seed,
+                ce_reranked,
+                ce_predicted,
+                ce_thresholds,
+            )
+            timings["cross_encoder_s"] = (
+                timings.get("cross_encoder_s", 0.0) + time.perf_counter() - start
+            )
+        for q in test:
+            eval_gold[(f, q)] = gold.get(q, [])
+            ranked["lexical"][(f, q)] = [c.row for c in hits["lexical"][q]]
+            ranked["dense"][(f, q)] = [c.row for c in hits["dense"][q]]
+            ranked["fused"][(f, q)] = [c.row for c in fused[q]]
+        log(
+            f"[intertext] {protocol} fold {f}: {len(train_queries)} train / "
+            f"{len(test)} test queries"
+        )
+    keys = list(eval_gold)
+    result: Dict[str, Any] = {
+        "folds": list(folds) if folds is not None else list(range(N_FOLDS)),
+        "protocol": protocol,
+        "encoder": encoder_mode,
+        "test_queries": len(keys),
+    }
+    result["retrieval"] = {
+        name: {
+            **{
+                f"recall@{k}": v for k, v in recall_at_k(ranked[name], eval_gold, RECALL_KS).items()
+            },
+            "mrr": mean_reciprocal_rank(ranked[name], eval_gold),
+        }
+        for name in settings
+    }
+    for k in KS:
+        top_k = {key: rows[:k] for key, rows in ranked["fused"].items()}
+        result[f"retrieval_only@{k}"] = link_scores(
+            link_confusion(top_k, eval_gold, keys, n_sources), eval_gold
+        )
+        scores = link_scores(link_confusion(predicted[k], eval_gold, keys, n_sources), eval_gold)
+        scores["mrr"] = mean_reciprocal_rank(reranked[k], eval_gold)
+        scores["thresholds"] = thresholds[k]
+        result[f"rerank@{k}"] = scores
+    if cross_encoder:
+        for k in CE_KS:
+            scores = link_scores(
+                link_confusion(ce_predicted[k], eval_gold, keys, n_sources), eval_gold
+            )
+            scores["mrr"] = mean_reciprocal_rank(ce_reranked[k], eval_gold)
+            scores["thresholds"] = ce_thresholds[k]
+            result[f"cross_encoder@{k}"] = scores
+    result["dense_weights"] = weights_chosen
+    result["timings"] = timings
+    return result
+
+
+def _cross_encoder_fold(
+    f,
+    protocol,
+    fused,
+    train_queries,
+    test,
+    train_gold,
+    train_items,
+    text_of,
+    index,
+    work_dir,
+    epochs,
+    seed,
+    ce_reranked,
+    ce_predicted,
+    ce_thresholds,
+) -> None:
+    """Train, threshold and apply one fold's cross-encoder (see run_protocol)."""
+    from .rerank import CrossEncoderReranker
+
+    k_max = max(CE_KS)
+    order = np.random.default_rng(seed + f).permutation(len(train_queries))
+    held = {train_queries[i] for i in order[: len(order) // 5]}
+    pairs, labels = [], []
+    for q in train_queries:
+        if q in held:
+            continue
+        negatives = 0
+        for c in fused[q][:k_max]:
+            is_link = c.row in train_gold.get(q, set())
+            if is_link or negatives < 2:
+                pairs.append((text_of[q], index.texts[c.row]))
+                labels.append(int(is_link))
+                negatives += 0 if is_link else 1
+    out = str((work_dir or Path("training/intertext")) / f"{protocol}-fold{f}-cross-encoder")
+    model = CrossEncoderReranker.train(pairs, labels, out, epochs=epochs, seed=seed)
+
+    def probabilities(queries):
+        flat = [(text_of[q], index.texts[c.row]) for q in queries for c in fused[q][:k_max]]
+        p = model.predict_proba(flat)
+        out, i = {}, 0
+        for q in queries:
+            n = len(fused[q][:k_max])
+            out[q] = p[i : i + n]
+            i += n
+        return out
+
+    held_list = sorted(held)
+    held_p = probabilities(held_list)
+    test_p = probabilities(test)
+    for k in CE_KS:
+        y = [
+            np.asarray([c.row in train_gold.get(q, set()) for c in fused[q][:k]], dtype=float)
+            for q in held_list
+        ]
+        t = choose_threshold(
+            [held_p[q][:k] for q in held_list], y, sum(len(train_items[q]) for q in held_list)
+        )
+        ce_thresholds[k].append(t)
+        for q in test:
+            cands, probs = fused[q][:k], test_p[q][:k]
+            rank = np.argsort(-probs, kind="stable")
+            ce_reranked[k][(f, q)] = [cands[i].row for i in rank]
+            ce_predicted[k][(f, q)] = [cands[i].row for i in rank if probs[i] >= t]
+
+
+def evaluate(
+    labels: Path,
+    tesserae_dir: Path,
+    pool: str = "paper",
+    protocols: Sequence[str] = ("shipped", "grouped"),
+    encoder_mode: str = "base",
+    index_dir: Optional[Path] = None,
+    work_dir: Optional[Path] = None,
+    epochs: int = 1,
+    seed: int = 0,
+    log=print,
+    cross_encoder: bool = False,
+    dense: bool = True,
+    folds: Optional[Sequence[int]] = None,
+) -> Dict[str, Any]:
+    """Build a pool and cross-validate under each protocol.
+
+    labels (Path): Loci Similes labels.csv.
+    tesserae_dir (Path): Tesserae ``texts/la``.
+    pool (str): "paper" or "full".
+    protocols (Sequence[str]): "shipped" and/or "grouped".
+    encoder_mode (str): "base" or "finetuned" (paper pool only).
+    index_dir (Optional[Path]): full pool: the index of the Tesserae sources (built and
+        saved there if missing; the indexing time is reported when built).
+    work_dir (Optional[Path]): where fine-tuned encoders go.
+    cross_encoder (bool): also evaluate a cross-encoder reranker (see run_protocol).
+    dense (bool): full pool: build the index with the dense channel (False: lexical only).
+    folds (Optional[Sequence[int]]): evaluate only these test folds (default: all).
+    RETURNS (Dict[str, Any]): the pool description and each protocol's results.
+    """
+    if pool == "full" and encoder_mode != "base":
+        raise ValueError(
+            "intertext evaluate: the full pool uses the base encoder (re-encoding ~10^5 "
+            "sources per fold is out of budget)"
+        )
+    bench, corpus = build_benchmark(labels, tesserae_dir, pool, seed=seed)
+    gold, link_rows, counts = gold_items(bench, corpus)
+    out: Dict[str, Any] = {"pool": bench.info, "encoder": encoder_mode if dense else "none"}
+    if corpus is not None:
+        out["gold_location"] = counts
+    base_index = None
+    if pool == "full":
+        if index_dir is not None and (index_dir / "meta.json").is_file():
+            base_index = IntertextIndex.from_disk(index_dir, mmap=False)
+            if base_index.ids != bench.source_ids:
+                raise ValueError(
+                    f"intertext evaluate: index {index_dir} holds other segments; "
+                    "delete it to rebuild"
+                )
+            out["index"] = {
+                "loaded": str(index_dir),
+                "build_timings": base_index.cfg.get("build_timings"),
+            }
+        else:
+            start = time.perf_counter()
+            base_index = IntertextIndex.build(
+                list(zip(bench.source_ids, bench.source_texts)), dense=dense, max_seq_length=64
+            )
+            seconds = time.perf_counter() - start
+            if index_dir is not None:
+                base_index.to_disk(index_dir)
+            out["index"] = {
+                "segments": len(base_index),
+                "seconds": seconds,
+                "segments_per_s": len(base_index) / seconds,
+                "build_timings": base_index.cfg["build_timings"],
+            }
+        log(f"[intertext] full index: {out['index']}")
+    for protocol in protocols:
+        out[protocol] = run_protocol(
+            bench,
+            gold,
+            link_rows,
+            protocol,
+            encoder_mode,
+            work_dir,
+            base_index,
+            epochs,
+            seed=seed,
+            log=log,
+            cross_encoder=cross_encoder,
+            folds=folds,
+        )
+    return out

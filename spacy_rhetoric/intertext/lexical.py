@@ -1,0 +1,201 @@
+"""The lexical channel of the intertext index: Latin normalisation, terms, and an
+inverted index scored by the rarity of the shared terms (Tesserae-like).
+
+Normalisation folds case, diacritics, ligatures and the orthographic variants u/v and
+i/j, so "Vixit", "uixit" and "vīxit" are one form. A *term* is a normalised form or, by
+default, a crude stem of it (the form with a common inflectional ending removed,
+truncated to ``STEM_LENGTH`` letters): Latin has no lemmatizer offline here, and
+stems recover most inflected repetitions ("aera"/"aere", "spirantia"/"spirantem").
+
+Retrieval score of a source segment s for a query q: the summed inverse document
+frequency of the distinct terms they share, divided by a mild length norm of s,
+``sum_{t in q & s} idf(t) / (1 - b + b * len(s) / avglen)``. Per-pair features that need
+positions (Tesserae's rarity-over-distance score, shared bigrams) are in ``pair_features``
+of ``rerank.py``.
+"""
+
+import re
+import unicodedata
+from typing import Dict, Iterable, List, Sequence, Tuple
+
+import numpy as np
+from scipy import sparse
+
+STEM_LENGTH = 5
+LENGTH_NORM = 0.3
+_WORD = re.compile(r"[a-z]+")
+_FOLD = str.maketrans({"j": "i", "v": "u", "æ": "ae", "œ": "oe", "ß": "ss"})
+# Inflectional endings, longest first (only stripped if >= 3 letters remain).
+_ENDINGS = tuple(
+    sorted(
+        """ibus ius orum arum erum ium ebus ere ire are ent unt ant int ntur itur atur
+        untur erunt isse issem isset ent ens ntis nti nte tis tur mus nt is es as os us um
+        em am ae am im ei ui a e i o u s m""".split(),
+        key=len,
+        reverse=True,
+    )
+)
+
+
+def normalize(text: str) -> str:
+    """Fold a Latin text for matching: lower case, no diacritics, u for v, i for j.
+
+    text (str): the text.
+    RETURNS (str): the folded text.
+    """
+    text = unicodedata.normalize("NFKD", text.lower())
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    return text.translate(_FOLD)
+
+
+def forms(text: str) -> List[str]:
+    """text (str): a text.
+    RETURNS (List[str]): its normalised word forms, in order.
+    """
+    return _WORD.findall(normalize(text))
+
+
+def stem(form: str) -> str:
+    """form (str): a normalised word form.
+    RETURNS (str): its stem (ending stripped, truncated to STEM_LENGTH letters).
+    """
+    for ending in _ENDINGS:
+        if form.endswith(ending) and len(form) - len(ending) >= 3:
+            form = form[: -len(ending)]
+            break
+    return form[:STEM_LENGTH]
+
+
+def terms(text: str, kind: str = "stem") -> List[str]:
+    """text (str): a text.
+    kind (str): "stem" or "form".
+    RETURNS (List[str]): its terms, in order.
+    """
+    if kind == "form":
+        return forms(text)
+    if kind == "stem":
+        return [stem(f) for f in forms(text)]
+    raise ValueError(f"intertext: unknown term kind '{kind}'; use 'stem' or 'form'")
+
+
+class LexicalIndex:
+    """An inverted index of source segments over terms, scored by shared rarity."""
+
+    def __init__(
+        self,
+        vocab: Dict[str, int],
+        df: np.ndarray,
+        matrix: sparse.csr_matrix,
+        kind: str = "stem",
+        length_norm: float = LENGTH_NORM,
+    ):
+        self.vocab = vocab
+        self.df = df.astype(np.int64)
+        self.matrix = matrix.tocsr()  # (n_sources, n_terms) binary
+        self.kind = kind
+        self.length_norm = length_norm
+        n = max(1, self.matrix.shape[0])
+        self.idf = np.log((n + 1) / (self.df + 0.5)).astype(np.float32)
+        lengths = np.asarray(self.matrix.sum(axis=1)).ravel().astype(np.float32)
+        mean = float(lengths.mean()) if lengths.size else 1.0
+        self.norm = (1.0 - length_norm + length_norm * lengths / max(mean, 1.0)).astype(np.float32)
+
+    @classmethod
+    def build(cls, texts: Iterable[str], kind: str = "stem") -> "LexicalIndex":
+        """texts (Iterable[str]): the source segments.
+        kind (str): "stem" or "form".
+        RETURNS (LexicalIndex): the index.
+        """
+        vocab: Dict[str, int] = {}
+        indptr = [0]
+        indices: List[int] = []
+        for text in texts:
+            ids = {vocab.setdefault(t, len(vocab)) for t in terms(text, kind)}
+            indices.extend(sorted(ids))
+            indptr.append(len(indices))
+        data = np.ones(len(indices), dtype=np.float32)
+        matrix = sparse.csr_matrix(
+            (data, np.asarray(indices, dtype=np.int64), np.asarray(indptr, dtype=np.int64)),
+            shape=(len(indptr) - 1, len(vocab)),
+        )
+        df = np.bincount(matrix.indices, minlength=len(vocab))
+        return cls(vocab, df, matrix, kind)
+
+    def __len__(self) -> int:
+        return self.matrix.shape[0]
+
+    def term_idf(self, term: str) -> float:
+        """The idf of a term (terms unseen in the sources get the maximum idf)."""
+        i = self.vocab.get(term)
+        n = max(1, self.matrix.shape[0])
+        return float(self.idf[i]) if i is not None else float(np.log((n + 1) / 0.5))
+
+    def query_matrix(self, texts: Sequence[str]) -> sparse.csr_matrix:
+        """texts (Sequence[str]): query texts.
+        RETURNS (sparse.csr_matrix): (n_queries, n_terms) with the idf of each known term.
+        """
+        indptr = [0]
+        indices: List[int] = []
+        for text in texts:
+            ids = {self.vocab[t] for t in terms(text, self.kind) if t in self.vocab}
+            indices.extend(sorted(ids))
+            indptr.append(len(indices))
+        idx = np.asarray(indices, dtype=np.int64)
+        return sparse.csr_matrix(
+            (self.idf[idx], idx, np.asarray(indptr, dtype=np.int64)),
+            shape=(len(texts), len(self.vocab)),
+        )
+
+    def search(
+        self, texts: Sequence[str], k: int, chunk: int = 256
+    ) -> List[Tuple[np.ndarray, np.ndarray]]:
+        """Exact top-k by shared-rarity score, computed in chunks of queries.
+
+        texts (Sequence[str]): query texts.
+        k (int): candidates per query.
+        chunk (int): queries per sparse product (bounds memory).
+        RETURNS (List[Tuple[np.ndarray, np.ndarray]]): per query (source rows, scores),
+            best first; only sources sharing at least one term are returned.
+        """
+        results: List[Tuple[np.ndarray, np.ndarray]] = []
+        source_t = self.matrix.T.tocsr()  # (n_terms, n_sources)
+        for start in range(0, len(texts), chunk):
+            q = self.query_matrix(texts[start : start + chunk])
+            scores = (q @ source_t).tocsr()  # (chunk, n_sources), sparse
+            for row in range(scores.shape[0]):
+                lo, hi = scores.indptr[row], scores.indptr[row + 1]
+                cols = scores.indices[lo:hi]
+                vals = scores.data[lo:hi] / self.norm[cols]
+                results.append(_top(cols, vals, k))
+        return results
+
+    def to_arrays(self) -> Dict[str, np.ndarray]:
+        """RETURNS (Dict[str, np.ndarray]): arrays for ``np.savez``."""
+        terms_sorted = sorted(self.vocab, key=self.vocab.get)
+        return {
+            "indptr": self.matrix.indptr,
+            "indices": self.matrix.indices,
+            "df": self.df,
+            "terms": np.asarray(terms_sorted, dtype=object).astype(str),
+            "params": np.asarray([self.length_norm], dtype=np.float64),
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: Dict[str, np.ndarray], kind: str) -> "LexicalIndex":
+        terms_list = [str(t) for t in arrays["terms"]]
+        vocab = {t: i for i, t in enumerate(terms_list)}
+        indices = arrays["indices"]
+        matrix = sparse.csr_matrix(
+            (np.ones(len(indices), dtype=np.float32), indices, arrays["indptr"]),
+            shape=(len(arrays["indptr"]) - 1, len(vocab)),
+        )
+        return cls(vocab, arrays["df"], matrix, kind, float(arrays["params"][0]))
+
+
+def _top(cols: np.ndarray, vals: np.ndarray, k: int) -> Tuple[np.ndarray, np.ndarray]:
+    """The k best (col, val) pairs, best first; ties broken by lower col."""
+    if len(vals) > k:
+        keep = np.argpartition(-vals, k - 1)[:k]
+        cols, vals = cols[keep], vals[keep]
+    order = np.lexsort((cols, -vals))
+    return cols[order].astype(np.int64), vals[order].astype(np.float32)

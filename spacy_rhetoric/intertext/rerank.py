@@ -1,0 +1,335 @@
+"""Reranking retrieved candidates into calibrated link probabilities.
+
+``pair_features`` describes a (query, source) candidate by its retrieval scores and
+ranks and by lexical evidence: rarity-weighted overlap of terms and of exact forms
+(as a share of the query's and of the source's rarity mass), the rarest shared term,
+shared term bigrams and trigrams (word order), Tesserae's score (rarity of the shared
+words over their distance in both passages) and the two lengths.
+
+``FeatureReranker`` is an L2-regularised logistic regression over standardised
+features (fitted with scipy's L-BFGS), so its outputs are probabilities; it
+serialises to JSON. ``choose_threshold`` picks the F1-optimal threshold on
+out-of-fold probabilities of the training queries.
+"""
+
+import math
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+from scipy.optimize import minimize
+
+from .index import Candidate, IntertextIndex
+from .lexical import forms, stem
+
+FEATURES = (
+    "fused",
+    "lexical",
+    "dense",
+    "log_lexical_rank",
+    "log_dense_rank",
+    "shared_terms",
+    "query_coverage",
+    "source_coverage",
+    "max_shared_idf",
+    "form_coverage",
+    "shared_bigrams",
+    "shared_trigrams",
+    "tesserae",
+    "log_query_len",
+    "log_source_len",
+)
+
+
+def _ngrams(seq: Sequence[str], n: int) -> set:
+    return {tuple(seq[i : i + n]) for i in range(len(seq) - n + 1)}
+
+
+def _tesserae(q_terms: List[str], s_terms: List[str], shared: set, idf) -> float:
+    """Tesserae's score: ln(sum of the shared words' inverse frequencies / the sum of
+    the distances between the two rarest shared words in each text)."""
+    if len(shared) < 2:
+        return 0.0
+    rare = sorted(shared, key=lambda t: -idf(t))[:2]
+
+    def distance(seq: List[str]) -> int:
+        a = [i for i, t in enumerate(seq) if t == rare[0]]
+        b = [i for i, t in enumerate(seq) if t == rare[1]]
+        return min(abs(i - j) for i in a for j in b)
+
+    inv_freq = sum(math.exp(idf(t)) for t in shared)
+    return math.log(inv_freq / max(1, distance(q_terms) + distance(s_terms)))
+
+
+def pair_features(
+    index: IntertextIndex,
+    query: str,
+    candidates: Sequence[Candidate],
+    pool: int = 100,
+) -> np.ndarray:
+    """Features of a query's candidates.
+
+    index (IntertextIndex): the index the candidates come from.
+    query (str): the query text.
+    candidates (Sequence[Candidate]): its candidates.
+    pool (int): the search pool (ranks are scaled by it).
+    RETURNS (np.ndarray): (n_candidates, len(FEATURES)) float32.
+    """
+    idf = index.lexical.term_idf
+    q_forms = forms(query)
+    q_terms = [stem(f) for f in q_forms] if index.lexical.kind == "stem" else q_forms
+    q_set, q_form_set = set(q_terms), set(q_forms)
+    q_mass = sum(idf(t) for t in q_set) or 1.0
+    q_form_mass = sum(idf(t) for t in q_form_set) or 1.0
+    q_bi, q_tri = _ngrams(q_terms, 2), _ngrams(q_terms, 3)
+    rows = []
+    for c in candidates:
+        s_forms = forms(index.texts[c.row])
+        s_terms = [stem(f) for f in s_forms] if index.lexical.kind == "stem" else s_forms
+        s_set = set(s_terms)
+        shared = q_set & s_set
+        shared_mass = sum(idf(t) for t in shared)
+        s_mass = sum(idf(t) for t in s_set) or 1.0
+        shared_forms = q_form_set & set(s_forms)
+        rows.append(
+            [
+                c.score * 100.0,
+                c.lexical,
+                c.dense,
+                math.log1p(c.lexical_rank) / math.log1p(pool),
+                math.log1p(c.dense_rank) / math.log1p(pool),
+                len(shared),
+                shared_mass / q_mass,
+                shared_mass / s_mass,
+                max((idf(t) for t in shared), default=0.0),
+                sum(idf(t) for t in shared_forms) / q_form_mass,
+                len(q_bi & _ngrams(s_terms, 2)),
+                len(q_tri & _ngrams(s_terms, 3)),
+                _tesserae(q_terms, s_terms, shared, idf),
+                math.log1p(len(q_terms)),
+                math.log1p(len(s_terms)),
+            ]
+        )
+    return np.asarray(rows, dtype=np.float32).reshape(len(rows), len(FEATURES))
+
+
+class FeatureReranker:
+    """Logistic regression over pair features: calibrated link probabilities."""
+
+    def __init__(
+        self,
+        weights: Optional[np.ndarray] = None,
+        bias: float = 0.0,
+        mean: Optional[np.ndarray] = None,
+        scale: Optional[np.ndarray] = None,
+        l2: float = 1.0,
+        threshold: float = 0.5,
+        pool: int = 100,
+    ):
+        self.weights = weights
+        self.bias = bias
+        self.mean = mean
+        self.scale = scale
+        self.l2 = l2
+        self.threshold = threshold
+        self.pool = pool
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> "FeatureReranker":
+        """X (np.ndarray): (n, n_features). y (np.ndarray): (n,) 0/1.
+        RETURNS (FeatureReranker): self.
+        """
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        if len(X) == 0 or y.min() == y.max():
+            raise ValueError(
+                "intertext reranker: training needs both linked and unlinked candidates; "
+                "give gold links whose sources the index retrieves"
+            )
+        self.mean = X.mean(axis=0)
+        self.scale = X.std(axis=0) + 1e-6
+        Z = (X - self.mean) / self.scale
+        n, d = Z.shape
+
+        def loss(theta: np.ndarray) -> Tuple[float, np.ndarray]:
+            w, b = theta[:d], theta[d]
+            z = Z @ w + b
+            # log(1 + exp(z)) - y z, stably
+            nll = np.sum(np.logaddexp(0.0, z) - y * z) / n + 0.5 * self.l2 * (w @ w) / n
+            p = 1.0 / (1.0 + np.exp(-z))
+            grad_w = Z.T @ (p - y) / n + self.l2 * w / n
+            grad_b = np.sum(p - y) / n
+            return nll, np.append(grad_w, grad_b)
+
+        result = minimize(loss, np.zeros(d + 1), jac=True, method="L-BFGS-B")
+        self.weights = result.x[:d]
+        self.bias = float(result.x[d])
+        return self
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """X (np.ndarray): (n, n_features). RETURNS (np.ndarray): (n,) probabilities."""
+        if self.weights is None:
+            raise ValueError("intertext reranker: not trained (call fit or load one)")
+        if len(X) == 0:
+            return np.zeros(0, dtype=np.float32)
+        z = ((np.asarray(X, dtype=np.float64) - self.mean) / self.scale) @ self.weights + self.bias
+        return (1.0 / (1.0 + np.exp(-z))).astype(np.float32)
+
+    def rerank(
+        self, index: IntertextIndex, query: str, candidates: List[Candidate]
+    ) -> List[Candidate]:
+        """Set ``probability`` on each candidate and sort by it (best first)."""
+        if not candidates:
+            return candidates
+        probs = self.predict_proba(pair_features(index, query, candidates, self.pool))
+        for c, p in zip(candidates, probs):
+            c.probability = float(p)
+        return sorted(candidates, key=lambda c: (-c.probability, -c.score, c.row))
+
+    def to_dict(self) -> Dict:
+        return {
+            "type": "feature_logreg",
+            "features": list(FEATURES),
+            "weights": [float(w) for w in self.weights],
+            "bias": self.bias,
+            "mean": [float(m) for m in self.mean],
+            "scale": [float(s) for s in self.scale],
+            "l2": self.l2,
+            "threshold": self.threshold,
+            "pool": self.pool,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Dict) -> "FeatureReranker":
+        if data.get("type") != "feature_logreg" or list(data.get("features", [])) != list(FEATURES):
+            raise ValueError(
+                "intertext reranker: unknown reranker type or feature set; retrain it with "
+                "'python -m spacy_rhetoric intertext train'"
+            )
+        return cls(
+            np.asarray(data["weights"]),
+            float(data["bias"]),
+            np.asarray(data["mean"]),
+            np.asarray(data["scale"]),
+            float(data["l2"]),
+            float(data["threshold"]),
+            int(data["pool"]),
+        )
+
+
+def choose_threshold(
+    probabilities: Sequence[np.ndarray],
+    labels: Sequence[np.ndarray],
+    n_gold: int,
+) -> float:
+    """The threshold that maximises micro F1 of the predicted links.
+
+    probabilities (Sequence[np.ndarray]): per query, its candidates' probabilities.
+    labels (Sequence[np.ndarray]): per query, 1 for candidates that are gold links.
+    n_gold (int): all gold links of these queries (retrieved or not).
+    RETURNS (float): the threshold (0.5 if there is nothing to choose from).
+    """
+    if not probabilities:
+        return 0.5
+    p = np.concatenate([np.asarray(x, dtype=np.float64) for x in probabilities])
+    y = np.concatenate([np.asarray(x, dtype=np.float64) for x in labels])
+    if len(p) == 0 or y.sum() == 0 or n_gold == 0:
+        return 0.5
+    order = np.argsort(-p, kind="stable")
+    p, y = p[order], y[order]
+    tp = np.cumsum(y)
+    predicted = np.arange(1, len(p) + 1)
+    f1 = 2 * tp / (predicted + n_gold)
+    # only cut between distinct probabilities
+    last = np.r_[p[1:] != p[:-1], True]
+    f1 = np.where(last, f1, -1.0)
+    best = int(np.argmax(f1))
+    below = p[best + 1] if best + 1 < len(p) else 0.0
+    return float((p[best] + below) / 2.0)
+
+
+class CrossEncoderReranker:
+    """A cross-encoder pair classifier (sentence-transformers ``CrossEncoder`` with one
+    output, fine-tuned here with binary cross-entropy from a local checkpoint such as the
+    packaged MiniLM). Its sigmoid outputs are the link probabilities."""
+
+    def __init__(self, model_path: str, max_length: int = 128, threshold: float = 0.5):
+        from sentence_transformers import CrossEncoder
+
+        self.model_path = model_path
+        self.threshold = threshold
+        self.model = CrossEncoder(model_path, num_labels=1, max_length=max_length, device="cpu")
+
+    @classmethod
+    def train(
+        cls,
+        pairs: Sequence[Tuple[str, str]],
+        labels: Sequence[int],
+        output_dir: str,
+        model: Optional[str] = None,
+        epochs: int = 1,
+        batch_size: int = 16,
+        learning_rate: float = 3e-5,
+        max_length: int = 128,
+        seed: int = 0,
+    ) -> "CrossEncoderReranker":
+        """Fine-tune on labelled (query, source) pairs; save to ``output_dir``.
+
+        pairs (Sequence[Tuple[str, str]]): (query text, source text).
+        labels (Sequence[int]): 1 = link.
+        output_dir (str): where the model is saved.
+        model (Optional[str]): the local starting checkpoint (default: packaged MiniLM).
+        RETURNS (CrossEncoderReranker): the trained reranker.
+        """
+        import torch
+
+        from .dense import resolve_model_path
+
+        torch.manual_seed(seed)
+        reranker = cls(resolve_model_path(model), max_length)
+        net, tokenizer = reranker.model.model, reranker.model.tokenizer
+        net.train()
+        optimizer = torch.optim.AdamW(net.parameters(), lr=learning_rate)
+        y_all = torch.tensor(list(labels), dtype=torch.float32)
+        pos = float(y_all.sum())
+        # balance the classes in the loss (there are many more negatives)
+        weight = torch.tensor((len(y_all) - pos) / max(pos, 1.0))
+        rng = np.random.default_rng(seed)
+        for _ in range(epochs):
+            order = rng.permutation(len(pairs))
+            for start in range(0, len(order), batch_size):
+                idx = order[start : start + batch_size]
+                batch = tokenizer(
+                    [pairs[i][0] for i in idx],
+                    [pairs[i][1] for i in idx],
+                    padding=True,
+                    truncation=True,
+                    max_length=max_length,
+                    return_tensors="pt",
+                )
+                logits = net(**batch).logits.view(-1)  # (b,)
+                loss = torch.nn.functional.binary_cross_entropy_with_logits(
+                    logits, y_all[idx], pos_weight=weight
+                )
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        net.eval()
+        reranker.model.save(output_dir)
+        reranker.model_path = output_dir
+        return reranker
+
+    def predict_proba(self, pairs: Sequence[Tuple[str, str]], batch_size: int = 32) -> np.ndarray:
+        """pairs (Sequence[Tuple[str, str]]): (query text, source text).
+        RETURNS (np.ndarray): (n,) link probabilities.
+        """
+        if len(pairs) == 0:
+            return np.zeros(0, dtype=np.float32)
+        import torch
+
+        scores = self.model.predict(
+            list(pairs),
+            batch_size=batch_size,
+            activation_fn=torch.nn.Sigmoid(),
+            show_progress_bar=False,
+            convert_to_numpy=True,
+        )
+        return np.asarray(scores, dtype=np.float32).reshape(-1)

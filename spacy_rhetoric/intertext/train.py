@@ -1,0 +1,93 @@
+"""Train the feature reranker of an index on gold links and store it in the index."""
+
+from pathlib import Path
+from typing import Any, Dict, List, Set
+
+import numpy as np
+import srsly
+
+from ..corpora.loci_similes import convert_loci_similes
+from ..corpora.tesserae import loci_to_tesserae, verse_span
+from .index import RERANKER_FILE, IntertextIndex
+from .lexical import terms
+from .rerank import FeatureReranker, pair_features
+
+
+def source_rows(index: IntertextIndex, source_id: str, source_text: str) -> Set[int]:
+    """The index rows of a gold source passage.
+
+    The id is looked up as is, then as a Tesserae id (``loci_to_tesserae``); for the
+    latter the line whose words best match the passage's first line within +-3 lines
+    is taken, and a verse passage covers its number of lines.
+
+    RETURNS (Set[int]): the rows (empty if the passage is not in the index).
+    """
+    if source_id in index.row_of:
+        return {index.row_of[source_id]}
+    position = index.row_of.get(loci_to_tesserae(source_id))
+    if position is None:
+        return set()
+    work = index.ids[position].rsplit(" ", 1)[0]
+    want = set(terms(source_text.split("/")[0]))
+    best, best_overlap = position, -1.0
+    for shift in (0, -1, 1, -2, 2, -3, 3):
+        p = position + shift
+        if 0 <= p < len(index) and index.ids[p].rsplit(" ", 1)[0] == work:
+            overlap = len(want & set(terms(index.texts[p]))) / max(1, len(want))
+            if overlap > best_overlap + 1e-9:
+                best, best_overlap = p, overlap
+    span = verse_span(source_text) if "/" in source_text else 1
+    return {r for r in range(best, best + span) if r < len(index)}
+
+
+def train_reranker(
+    labels: Path, index_dir: Path, k: int = 10, l2: float = 1.0, seed: int = 0
+) -> Dict[str, Any]:
+    """Fit the reranker on gold links and write it to ``index_dir/reranker.json``.
+
+    labels (Path): Loci Similes labels.csv, or a locisimiles-format folder.
+    index_dir (Path): the index (its sources must hold the gold sources).
+    k (int): candidates per query the reranker is trained and thresholded on.
+    RETURNS (Dict[str, Any]): a summary (queries, positives, threshold, unresolved).
+    """
+    from .evaluate import _inner_threshold
+
+    index = IntertextIndex.from_disk(index_dir)
+    conversion = convert_loci_similes(labels)
+    source_texts = {d.user_data["seg_id"]: d.text for d in conversion.splits["sources"]}
+    query_text: Dict[str, str] = {}
+    gold: Dict[str, Set[int]] = {}
+    n_links: Dict[str, int] = {}
+    unresolved = 0
+    for split, docs in conversion.splits.items():
+        if split == "sources":
+            continue
+        for doc in docs:
+            q = doc.user_data["seg_id"]
+            query_text[q] = doc.text
+            for link in doc.user_data["links"]:
+                if link["label"] != 1:
+                    continue
+                rows = source_rows(index, link["source_id"], source_texts[link["source_id"]])
+                if not rows:
+                    unresolved += 1
+                gold.setdefault(q, set()).update(rows)
+                n_links[q] = n_links.get(q, 0) + 1
+    queries = sorted(query_text)
+    hits = index.search([query_text[q] for q in queries], k)
+    X: List[np.ndarray] = []
+    y: List[np.ndarray] = []
+    for q, cands in zip(queries, hits):
+        X.append(pair_features(index, query_text[q], cands, 100))
+        y.append(np.asarray([c.row in gold.get(q, set()) for c in cands], dtype=np.float64))
+    reranker = FeatureReranker(l2=l2, pool=100).fit(np.concatenate(X), np.concatenate(y))
+    reranker.threshold = _inner_threshold(X, y, [n_links.get(q, 0) for q in queries], l2, seed)
+    srsly.write_json(Path(index_dir) / RERANKER_FILE, reranker.to_dict())
+    return {
+        "queries": len(queries),
+        "links": sum(n_links.values()),
+        "positives": int(sum(v.sum() for v in y)),
+        "unresolved_sources": unresolved,
+        "threshold": reranker.threshold,
+        "k": k,
+    }

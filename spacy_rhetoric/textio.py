@@ -1,0 +1,81 @@
+"""Find and read the plain-text input files of ``analyze`` and the corpus commands.
+
+Every failure raises :class:`InputError` with a message that names the file and
+says how to fix it, so commands can print it and exit instead of crashing deep
+inside a pipeline.
+"""
+
+from pathlib import Path
+from typing import List, Sequence, Union
+
+
+class InputError(ValueError):
+    """An input path or file that cannot be used (missing, unreadable, undecodable)."""
+
+
+def collect_files(inputs: Sequence[Union[str, Path]], pattern: str = "*.txt") -> List[Path]:
+    """Expand files and directories into a list of files.
+
+    inputs (Sequence[Union[str, Path]]): Files (used as given, whatever their suffix)
+        and directories (searched recursively for ``pattern``, sorted).
+    pattern (str): The glob pattern for files inside directories.
+    RETURNS (List[Path]): The files, in input order, without duplicates.
+    RAISES InputError: A path does not exist, or no files were found at all.
+    """
+    if not inputs:
+        raise InputError("No input files given: pass one or more files or directories.")
+    files: List[Path] = []
+    seen = set()
+    for item in inputs:
+        path = Path(item)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob(pattern) if p.is_file())
+            if not found:
+                raise InputError(f"Directory {path} contains no files matching '{pattern}'.")
+        elif path.is_file():
+            found = [path]
+        elif path.exists():
+            raise InputError(f"{path} is neither a regular file nor a directory.")
+        else:
+            raise InputError(f"Input file or directory not found: {path}")
+        for file in found:
+            key = file.resolve()
+            if key not in seen:
+                seen.add(key)
+                files.append(file)
+    return files
+
+
+def read_text(path: Path, encoding: str = "utf-8") -> str:
+    """Read a whole text file, with clear errors.
+
+    path (Path): The file.
+    encoding (str): Its encoding (any name Python's codecs accept).
+    RETURNS (str): The text, with a leading byte-order mark removed.
+    RAISES InputError: The file is missing or unreadable, the encoding is unknown, or
+        the bytes are not valid in that encoding (the message gives the byte offset).
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"Input file not found: {path}") from None
+    except IsADirectoryError:
+        raise InputError(f"{path} is a directory, not a text file.") from None
+    except OSError as err:
+        raise InputError(f"Cannot read {path}: {err.strerror or err}") from None
+    try:
+        text = data.decode(encoding)
+    except LookupError:
+        raise InputError(
+            f"Unknown encoding '{encoding}' (for {path}); use a name such as utf-8, "
+            "latin-1 or cp1252."
+        ) from None
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise InputError(
+            f"{path} is not valid {encoding}: byte 0x{data[err.start]:02x} at byte "
+            f"offset {err.start}, line {line} ({err.reason}). Pass the file's encoding with "
+            "--encoding (e.g. --encoding latin-1 or cp1252)."
+        ) from None
+    return text.lstrip("\ufeff")

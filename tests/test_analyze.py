@@ -1,0 +1,410 @@
+"""analyze: input errors, pipeline assembly from (tiny, in-test) models, findings,
+statistics, JSON and the HTML report."""
+
+import json
+
+import pytest
+import spacy
+from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.training import Example
+from thinc.api import fix_random_seed
+from typer.testing import CliRunner
+
+import spacy_rhetoric  # noqa: F401
+import spacy_rhetoric.analyze_commands  # noqa: F401  (registers analyze, demo, models)
+from spacy_rhetoric.analyze import (
+    LANGUAGES,
+    AnalyzeError,
+    Analyzer,
+    analysis_data,
+    analyze_files,
+    build_analyzer,
+    check_language,
+    document_stats,
+)
+from spacy_rhetoric.cli import app
+from spacy_rhetoric.corpora.chiasmus import set_candidate
+from spacy_rhetoric.parallelism.spans import set_parallelisms
+from spacy_rhetoric.report import analysis_page
+from spacy_rhetoric.textio import InputError, collect_files, read_text
+
+runner = CliRunner()
+
+
+def output(result) -> str:
+    """The command's output with wasabi's line wrapping undone."""
+    return " ".join(result.output.split())
+
+
+LEXICON = {
+    "man": ("NOUN", "man"),
+    "woman": ("NOUN", "woman"),
+    "loves": ("VERB", "love"),
+    "cat": ("NOUN", "cat"),
+    "dog": ("NOUN", "dog"),
+    "sees": ("VERB", "see"),
+    "the": ("DET", "the"),
+    "a": ("DET", "a"),
+    "and": ("CCONJ", "and"),
+    ",": ("PUNCT", ","),
+    ".": ("PUNCT", "."),
+}
+TRAIN = [
+    ("a man loves a woman , a woman loves a man .",
+     {(1, 4, 7, 10): "True", (1, 2, 8, 10): "False"}),
+    ("the cat sees the dog and the man sees the woman .", {(1, 4, 7, 10): "False"}),
+]  # fmt: skip
+TEXT = "A man loves a woman, a woman loves a man.\n\nThe cat sees the dog.\n"
+
+
+@Language.component("test_chain_parser", assigns=["token.dep", "token.head", "token.is_sent_start"])
+def chain_parser(doc: Doc) -> Doc:
+    """A stand-in parser: one sentence per doc, every token headed by the one before."""
+    if len(doc):
+        heads = [0] + list(range(len(doc) - 1))
+        for token, head in zip(doc, heads):
+            token.head = doc[head]
+            token.dep_ = "ROOT" if token.i == 0 else "dep"
+    return doc
+
+
+@Language.component("test_parallelism_marker")
+def parallelism_marker(doc: Doc) -> Doc:
+    """A stand-in parallelism tagger that sees the normalised words: it marks
+    "uerax X, mendax Y" (only found if V was mapped to u)."""
+    words = [t.text for t in doc]
+    items = []
+    for i, word in enumerate(words):
+        if word == "uerax" and "mendax" in words[i:-1]:
+            j = words.index("mendax", i)
+            items.append((((i, i + 2), (j, j + 2)), "synchystic", None))
+    set_parallelisms(doc, items)
+    return doc
+
+
+def add_lexicon(ruler) -> None:
+    for word, (pos, lemma) in LEXICON.items():
+        ruler.add([[{"LOWER": word}]], {"POS": pos, "LEMMA": lemma})
+
+
+@pytest.fixture(scope="module")
+def models_dir(tmp_path_factory):
+    return build_tiny_models(tmp_path_factory.mktemp("models"))
+
+
+def build_tiny_models(root):
+    """Tiny models on disk: base-en (attribute_ruler + chain parser), chiasmus-en
+    (a finder trained on two sentences), parallelism-la (the marker)."""
+    root.mkdir(parents=True, exist_ok=True)
+    base = spacy.blank("en")
+    add_lexicon(base.add_pipe("attribute_ruler"))
+    base.add_pipe("test_chain_parser")
+    base.to_disk(root / "base-en")
+
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    ruler = nlp.add_pipe("attribute_ruler")
+    nlp.add_pipe("chiasmus_finder", config={"threshold": 0.3})
+    add_lexicon(ruler)
+    examples = []
+    for text, candidates in TRAIN:
+        predicted = ruler(nlp.make_doc(text))
+        reference = predicted.copy()
+        for i, (positions, label) in enumerate(candidates.items()):
+            set_candidate(reference, positions, label, span_id=f"g{i}")
+        examples.append(Example(predicted, reference))
+    optimizer = nlp.initialize(lambda: examples)
+    add_lexicon(ruler)
+    optimizer.learn_rate = 0.01
+    for _ in range(40):
+        nlp.update(examples, sgd=optimizer)
+    nlp.to_disk(root / "chiasmus-en")
+
+    parallelism = spacy.blank("la")
+    parallelism.add_pipe("test_parallelism_marker")
+    parallelism.to_disk(root / "parallelism-la")
+    return root
+
+
+@pytest.fixture
+def no_models(tmp_path, monkeypatch):
+    """No model anywhere but where a test puts one."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("SPACY_RHETORIC_MODELS", raising=False)
+    monkeypatch.setattr("spacy_rhetoric.models.PACKAGE_MODELS", tmp_path / "package")
+
+
+# --- input errors ---------------------------------------------------------------------
+
+
+def test_unknown_language():
+    assert check_language("de") == "de"
+    with pytest.raises(AnalyzeError, match=r"Unknown language 'fr'.*la \(Latin\).*zh"):
+        check_language("fr")
+    result = runner.invoke(app, ["analyze", "x.txt", "--lang", "fr"])
+    assert result.exit_code == 1
+    assert "Unknown language 'fr'" in output(result) and "en (English)" in output(result)
+
+
+def test_collect_files(tmp_path):
+    (tmp_path / "b").mkdir()
+    for name in ("b/z.txt", "b/a.txt", "c.txt", "notes.md"):
+        (tmp_path / name).write_text("x", encoding="utf8")
+    files = collect_files([tmp_path / "notes.md", tmp_path, tmp_path / "c.txt"])
+    assert [f.relative_to(tmp_path).as_posix() for f in files] == [
+        "notes.md", "b/a.txt", "b/z.txt", "c.txt"
+    ]  # fmt: skip
+    assert collect_files([str(tmp_path / "b")], pattern="z*") == [tmp_path / "b" / "z.txt"]
+    with pytest.raises(InputError, match="not found: .*missing.txt"):
+        collect_files([tmp_path / "missing.txt"])
+    with pytest.raises(InputError, match="no files matching '\\*.xml'"):
+        collect_files([tmp_path], pattern="*.xml")
+    with pytest.raises(InputError, match="No input"):
+        collect_files([])
+
+
+def test_read_text_errors(tmp_path):
+    good = tmp_path / "good.txt"
+    good.write_bytes("\ufeffGrüße".encode("utf8"))
+    assert read_text(good) == "Grüße"
+    bad = tmp_path / "latin1.txt"
+    bad.write_bytes("Sonne über Müller".encode("latin-1"))
+    with pytest.raises(
+        InputError,
+        match=r"latin1.txt is not valid utf-8: byte 0xfc at byte offset 6, line 1 .*--encoding",
+    ):
+        read_text(bad)
+    assert read_text(bad, "latin-1") == "Sonne über Müller"
+    with pytest.raises(InputError, match="Unknown encoding 'klingon'"):
+        read_text(good, "klingon")
+    with pytest.raises(InputError, match="not found"):
+        read_text(tmp_path / "nope.txt")
+    with pytest.raises(InputError, match="is a directory"):
+        read_text(tmp_path)
+
+
+def test_cli_input_errors(tmp_path, no_models):
+    result = runner.invoke(app, ["analyze", str(tmp_path / "missing.txt"), "--lang", "en"])
+    assert result.exit_code == 1 and "not found" in output(result)
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes("ok\ncaf\xe9".encode("latin-1"))
+    result = runner.invoke(
+        app, ["analyze", str(bad), "--lang", "en", "-o", str(tmp_path / "r.html")]
+    )
+    assert result.exit_code == 1
+    assert "byte offset 6, line 2" in output(result) and "--encoding" in output(result)
+    result = runner.invoke(
+        app,
+        [
+            "analyze",
+            str(bad),
+            "--lang",
+            "en",
+            "--encoding",
+            "latin-1",
+            "-o",
+            str(tmp_path / "r.html"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["analyze", str(bad), "--lang", "en", "-m", "base-en"])
+    assert result.exit_code == 1 and "NAME=PATH" in output(result)
+
+
+# --- assembly ---------------------------------------------------------------------------
+
+
+def test_nothing_available_is_explained(no_models):
+    for lang in LANGUAGES:
+        analyzer = build_analyzer(lang)
+        notes = {n.component: n for n in analyzer.notes}
+        assert set(notes) == {"base", "parallelism", "chiasmus", "displacement", "intertext"}
+        assert not any(n.ran for n in notes.values())
+        assert analyzer.parallelism is None and analyzer.nlp.pipe_names == []
+    notes = {n.component: n.detail for n in build_analyzer("de").notes}
+    assert "model chiasmus-de not built" in notes["chiasmus"]
+    assert "models build --lang de" in notes["chiasmus"]
+    assert "no trained parallelism tagger for German" in notes["parallelism"]
+    notes = {n.component: n.detail for n in build_analyzer("zh").notes}
+    assert "no base pipeline for Chinese" in notes["base"]
+
+
+def test_assembly_with_models(models_dir, no_models):
+    models = {name: models_dir / name for name in ("base-en", "chiasmus-en", "parallelism-la")}
+    en = build_analyzer("en", models)
+    assert en.nlp.pipe_names == [
+        "attribute_ruler",
+        "test_chain_parser",
+        "chiasmus_finder",
+        "displacement_analyzer",
+    ]
+    assert {n.component for n in en.notes if n.ran} == {"base", "chiasmus", "displacement"}
+    la = build_analyzer("la", models)
+    assert la.parallelism is not None and la.nlp.pipe_names == []
+    assert {n.component for n in la.notes if n.ran} == {"parallelism"}
+    # a chiasmus model without a base that gives POS: skipped, with the reason
+    notes = {
+        n.component: n
+        for n in build_analyzer("en", {"chiasmus-en": models_dir / "chiasmus-en"}).notes
+    }
+    assert not notes["chiasmus"].ran and "needs POS and lemmas" in notes["chiasmus"].detail
+
+
+def test_parallelisms_use_normalised_tokens(models_dir, no_models):
+    analyzer = build_analyzer("la", {"parallelism-la": models_dir / "parallelism-la"})
+    text = "Deus erat Christus.\n\nVerax Christus, mendax Petrus."
+    document = analyzer.analyze_text(text, "x.txt")
+    assert len(document.docs) == 2 and document.offsets == [0, 21]
+    par = [f for f in _findings(document) if f["kind"] == "parallelism"]
+    assert [(f["text"], f["start_char"], f["end_char"]) for f in par] == [
+        ("Verax Christus | mendax Petrus", 21, 50)
+    ]
+    # the base doc keeps its own spelling and vocab
+    assert document.docs[1][0].text == "Verax" and document.docs[1].vocab is analyzer.nlp.vocab
+
+
+def _findings(document):
+    from spacy_rhetoric.analyze import document_findings
+
+    return document_findings(document)
+
+
+def test_analyze_files_and_report(models_dir, no_models, tmp_path):
+    models = {name: models_dir / name for name in ("base-en", "chiasmus-en")}
+    path = tmp_path / "love.txt"
+    path.write_text(TEXT, encoding="utf8")
+    analysis = analyze_files(build_analyzer("en", models), [path])
+    data = analysis_data(analysis)
+    assert set(data) == {
+        "components", "documents", "findings", "displacement_histogram", "tokens", "seconds",
+        "words_per_second",
+    }  # fmt: skip
+    stats = data["documents"][0]
+    # two chunks: 12 words + "\n\n", 6 words + "\n" (spaCy keeps whitespace tokens)
+    assert stats["tokens"] == 20 and stats["sentences"] == 2
+    # chain parse: every non-root edge has displacement +1
+    assert stats["edges"] == 18 and stats["med"] == pytest.approx(1.0)
+    hist = data["displacement_histogram"]
+    assert hist["counts"][hist["support"].index(1)] == 18 and sum(hist["counts"]) == 18
+    chiasmi = [f for f in data["findings"] if f["kind"] == "chiasmus"]
+    assert chiasmi and chiasmi[0]["text"] == "man loves a woman, a woman loves a man"
+    assert chiasmi[0]["parts"] == ["A: man", "B: woman", "B': woman", "A': man"]
+    assert 0.3 <= chiasmi[0]["score"] <= 1.0
+    assert stats["chiasmi"] == len(chiasmi)
+    page = analysis_page(analysis, "Test report")
+    for marker in (
+        "<h2>Components</h2>", "<h2>Documents</h2>", "id='findings'", "table class='sortable",
+        "<svg class='histogram'", "data-displacement='1' data-count='18'",
+        "class='chiasmus-render'",
+        "<script>", "C1 A", "not run",
+    ):  # fmt: skip
+        assert marker in page, marker
+    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+    assert "https://" not in page
+
+
+def test_cli_analyze_json(models_dir, no_models, tmp_path):
+    path = tmp_path / "love.txt"
+    path.write_text(TEXT, encoding="utf8")
+    report, js = tmp_path / "report.html", tmp_path / "out.json"
+    args = ["analyze", str(tmp_path), "--lang", "en", "-o", str(report), "-j", str(js)]
+    args += [
+        "-m",
+        f"base-en={models_dir / 'base-en'}",
+        "-m",
+        f"chiasmus-en={models_dir / 'chiasmus-en'}",
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "[en] parallelism: not run" in output(result) and "words/s" in output(result)
+    data = json.loads(js.read_text(encoding="utf8"))
+    assert data["documents"][0]["doc"] == "love.txt"
+    assert {f["kind"] for f in data["findings"]} == {"chiasmus"}
+    assert report.read_text(encoding="utf8").startswith("<!DOCTYPE html>")
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0
+    printed = json.loads(result.stdout[result.stdout.index("{") :])
+    assert printed["findings"] == data["findings"]
+
+
+def test_empty_and_blank_documents(no_models, tmp_path):
+    analyzer = Analyzer("de", spacy.blank("de"))
+    empty = tmp_path / "empty.txt"
+    empty.write_text("", encoding="utf8")
+    analysis = analyze_files(analyzer, [empty])
+    stats = document_stats(analysis.documents[0])
+    assert stats["tokens"] == 0 and stats["med"] is None and stats["sentences"] is None
+    assert analysis_data(analysis)["displacement_histogram"] is None
+    assert "No parsed edges" in analysis_page(analysis, "empty")
+
+
+def test_intertext_index(no_models, tmp_path):
+    from spacy_rhetoric.intertext.index import IntertextIndex
+
+    sources = [
+        ("verg. aen. 1.1", "arma uirumque cano troiae qui primus ab oris"),
+        ("verg. aen. 6.847", "excudent alii spirantia mollius aera"),
+        ("cic. cat. 1.1", "quo usque tandem abutere catilina patientia nostra"),
+    ]
+    IntertextIndex.build(sources, dense=False).to_disk(tmp_path / "index")
+    with pytest.raises(AnalyzeError, match="Intertext index not found"):
+        build_analyzer("la", index=tmp_path / "missing")
+    analyzer = build_analyzer("la", index=tmp_path / "index")
+    note = next(n for n in analyzer.notes if n.component == "intertext")
+    assert note.ran and "3 source segments" in note.detail
+    text = tmp_path / "x.txt"
+    text.write_text("Arma virumque cano.\n\nQuo usque tandem, Catilina?", encoding="utf8")
+    analysis = analyze_files(analyzer, [text])
+    links = [f for f in analysis_data(analysis)["findings"] if f["kind"] == "intertext"]
+    assert [(f["label"], f["start_char"]) for f in links] == [
+        ("verg. aen. 1.1", 0),
+        ("cic. cat. 1.1", 21),
+    ]
+    assert all(f["score"] > 0 for f in links)  # lexical scores without a dense channel
+    assert "class='intertext-render'" in analysis_page(analysis, "intertext")
+
+
+@pytest.mark.parametrize("max_chars", [5, 20, 1000])
+def test_text_chunks_are_paragraphs(max_chars):
+    from spacy_rhetoric.analyze import text_chunks
+
+    text = "One two.\n\nThree four five six seven.\nEight.\n\n\nNine " + "x" * 30 + "\n"
+    chunks = list(text_chunks(text, max_chars))
+    assert "".join(chunks) == text
+    if max_chars == 1000:
+        assert chunks == [
+            "One two.\n\n", "Three four five six seven.\nEight.\n\n\n", "Nine " + "x" * 30 + "\n"
+        ]  # fmt: skip
+    if max_chars == 20:  # a paragraph longer than the size is cut at a line end or space
+        assert chunks[:3] == ["One two.\n\n", "Three four five six ", "seven.\nEight.\n\n\n"]
+
+
+def test_numbering_runs_across_chunks(models_dir, no_models):
+    """Findings and renderings number parallelisms through the whole document."""
+    from spacy_rhetoric.analyze import Analysis, document_findings
+
+    analyzer = build_analyzer("la", {"parallelism-la": models_dir / "parallelism-la"})
+    text = "Verax Christus, mendax Petrus.\n\nVerax Paulus, mendax Simon.\n"
+    document = analyzer.analyze_text(text, "x.txt")
+    assert len(document.docs) == 2
+    found = document_findings(document)
+    assert [(f["id"], f["start_char"]) for f in found] == [("P1", 0), ("P2", 32)]
+    page = analysis_page(Analysis([document], analyzer.notes), "numbering")
+    body = page[page.index("class='parallelism-render'") :]
+    assert body.count("P1 synchystic") == 2 and body.count("P2 synchystic") == 2  # 2 branches
+
+
+def test_broken_model_is_skipped_or_reported(no_models, tmp_path):
+    from spacy_rhetoric.models import cache_dir
+
+    broken = cache_dir() / "parallelism-zh"
+    broken.mkdir(parents=True)
+    (broken / "config.cfg").write_text('[nlp]\nlang = "zh"\npipeline = ["nope"]\n')
+    (broken / "meta.json").write_text("{}")
+    notes = {n.component: n for n in build_analyzer("zh").notes}
+    assert not notes["parallelism"].ran
+    assert "parallelism-zh at" in notes["parallelism"].detail
+    assert "cannot be loaded" in notes["parallelism"].detail
+    with pytest.raises(AnalyzeError, match="cannot be loaded"):
+        build_analyzer("zh", {"parallelism-zh": broken})

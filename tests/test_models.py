@@ -1,0 +1,194 @@
+"""The model registry: resolution order, links, NAME=PATH options, builds (with stand-in
+recipes; the real ones train for minutes and are measured by `models build`)."""
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import spacy_rhetoric.analyze_commands  # noqa: F401  (registers the models commands)
+from spacy_rhetoric import models
+from spacy_rhetoric.cli import app
+from spacy_rhetoric.models import (
+    BUILD_INFO,
+    MODEL_SPECS,
+    ModelError,
+    build_model,
+    cache_dir,
+    link_model,
+    list_models,
+    models_for,
+    parse_model_options,
+    resolve,
+)
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def places(tmp_path, monkeypatch):
+    """Empty option/env/package/cache places, returned by name."""
+    dirs = {name: tmp_path / name for name in ("option", "env", "package", "cache")}
+    monkeypatch.setenv("XDG_CACHE_HOME", str(dirs["cache"]))
+    monkeypatch.setenv("SPACY_RHETORIC_MODELS", str(dirs["env"]))
+    monkeypatch.setattr(models, "PACKAGE_MODELS", dirs["package"])
+    return dirs
+
+
+def make_pipeline(path, lang="en"):
+    """What the registry checks for: a pipeline directory's config.cfg and meta.json
+    (spacy.load itself is exercised in test_analyze.py)."""
+    path.mkdir(parents=True)
+    (path / "config.cfg").write_text(f'[nlp]\nlang = "{lang}"\npipeline = []\n', encoding="utf8")
+    (path / "meta.json").write_text(json.dumps({"lang": lang, "pipeline": []}), encoding="utf8")
+    return path
+
+
+def test_resolution_order(places):
+    name = "chiasmus-de"
+    assert resolve(name) is None
+    where = {
+        "cache": cache_dir() / name,
+        "package": places["package"] / name,
+        "env": places["env"] / name,
+        "option": places["option"] / name,
+    }
+    assert where["cache"] == places["cache"] / "spacy_rhetoric" / "models" / name
+    explicit = {name: where["option"]}
+    # from the last place to the first: each new one takes precedence
+    for source in ("cache", "package", "env", "option"):
+        make_pipeline(where[source])
+        found = resolve(name, explicit)
+        assert (found.source, found.path) == (source, where[source])
+    # a directory without a pipeline does not count
+    (places["env"] / "base-de").mkdir(parents=True)
+    assert resolve("base-de") is None
+    with pytest.raises(ModelError, match="Unknown model 'base-fr'"):
+        resolve("base-fr")
+
+
+def test_link_and_list(places, tmp_path):
+    trained = make_pipeline(tmp_path / "training" / "model-best", "la")
+    link = link_model("parallelism-la", trained)
+    assert link.is_symlink() and resolve("parallelism-la").source == "cache"
+    rows = {row["name"]: row for row in list_models()}
+    assert set(rows) == set(MODEL_SPECS)
+    assert rows["parallelism-la"]["path"] == str(trained.resolve())
+    assert rows["base-la"]["source"] is None
+    # relinking replaces the link
+    other = make_pipeline(tmp_path / "other", "la")
+    link_model("parallelism-la", other)
+    assert resolve("parallelism-la").path.resolve() == other.resolve()
+    with pytest.raises(ModelError, match="not a spaCy pipeline"):
+        link_model("parallelism-la", tmp_path)
+    result = runner.invoke(app, ["models", "list", "--json"])
+    assert result.exit_code == 0, result.output
+    listed = {row["name"]: row for row in json.loads(result.stdout)}
+    assert listed["parallelism-la"]["source"] == "cache"
+    result = runner.invoke(app, ["models", "link", "chiasmus-de", str(trained)])
+    assert result.exit_code == 0 and resolve("chiasmus-de") is not None
+
+
+def test_parse_model_options(tmp_path):
+    path = make_pipeline(tmp_path / "m")
+    assert parse_model_options([f"base-en={path}"]) == {"base-en": path}
+    for bad, error in (
+        ("base-en", "NAME=PATH"),
+        (f"base-xx={path}", "Unknown model 'base-xx'"),
+        (f"base-en={tmp_path / 'nothing'}", "no spaCy pipeline"),
+    ):
+        with pytest.raises(ModelError, match=error):
+            parse_model_options([bad])
+
+
+def test_models_for_orders_requirements():
+    assert models_for(["en"]) == ["base-en", "chiasmus-en"]
+    assert models_for(["zh", "la"]) == ["parallelism-zh", "base-la", "parallelism-la"]
+    with pytest.raises(ModelError, match="Unknown language"):
+        models_for(["fr"])
+
+
+def test_recipes_name_existing_configs_and_commands(tmp_path):
+    ctx = models.BuildContext(
+        tmp_path / "data", tmp_path / "work", tmp_path / "out", models.configs_dir(),
+        {"base-en": tmp_path / "base-en"},
+    )  # fmt: skip
+    for spec in MODEL_SPECS.values():
+        commands = spec.recipe(ctx)
+        train = next(c for c in commands if c[1:4] == ["-m", "spacy", "train"])
+        if spec.role != "base":  # the base configs are added by the treebank capability
+            assert Path(train[4]).is_file(), train[4]
+        assert train[train.index("--output") + 1] == str(ctx.train_output)
+        if spec.role == "parallelism":  # tuned on dev, as in project.yml
+            assert commands[-1][3] == "tune-parallelism" and spec.install == "model-tuned"
+            assert commands[-1][6] == str(ctx.train_output / "model-tuned")
+    fast = MODEL_SPECS["parallelism-la"].recipe(ctx)[1]
+    assert "--training.max_steps" in fast
+    full = MODEL_SPECS["parallelism-la"].recipe(dataclasses.replace(ctx, fast=False))[1]
+    assert "--training.max_steps" not in full
+
+
+def _fake_recipe(ctx):
+    best = ctx.train_output / "model-best"
+    script = (
+        f"import os; os.makedirs(r'{best}'); "
+        f"open(r'{best / 'config.cfg'}', 'w').write('[nlp]'); "
+        f"open(r'{best / 'meta.json'}', 'w').write('{{}}'); print('trained')"
+    )
+    return [[sys.executable, "-c", script]]
+
+
+def _failing_recipe(ctx):
+    return [[sys.executable, "-c", "import sys; print('boom'); sys.exit(3)"]]
+
+
+def test_build_model(places, tmp_path, monkeypatch):
+    data = tmp_path / "data"
+    (data / "german-chiasmus").mkdir(parents=True)
+    spec = dataclasses.replace(MODEL_SPECS["chiasmus-de"], recipe=_fake_recipe)
+    monkeypatch.setitem(MODEL_SPECS, "chiasmus-de", spec)
+    lines = []
+    info = build_model("chiasmus-de", data, echo=lines.append)
+    assert lines == ["trained"] and info["seconds"] >= 0
+    found = resolve("chiasmus-de")
+    assert found.source == "cache" and (found.path / BUILD_INFO).exists()
+    assert json.loads((found.path / BUILD_INFO).read_text())["name"] == "chiasmus-de"
+    assert [p.name for p in found.path.parent.iterdir()] == ["chiasmus-de"]  # scratch removed
+    # failures name the command and show its output
+    monkeypatch.setitem(
+        MODEL_SPECS, "chiasmus-de", dataclasses.replace(spec, recipe=_failing_recipe)
+    )
+    with pytest.raises(ModelError, match=r"chiasmus-de: command failed \(3\).*boom"):
+        build_model("chiasmus-de", data)
+    with pytest.raises(ModelError, match="german-chiasmus not found.*--data"):
+        build_model("chiasmus-de", tmp_path / "nowhere")
+
+
+def test_build_requires(places, tmp_path):
+    data = tmp_path / "data"
+    (data / "chiasmus-dubremetz-nivre").mkdir(parents=True)
+    with pytest.raises(ModelError, match="chiasmus-en needs base-en.*models build --lang en"):
+        build_model("chiasmus-en", data)
+
+
+def test_build_cli_errors(places, monkeypatch):
+    monkeypatch.delenv("SPACY_RHETORIC_DATA", raising=False)
+    result = runner.invoke(app, ["models", "build", "--lang", "de"])
+    assert result.exit_code == 1 and "SPACY_RHETORIC_DATA" in " ".join(result.output.split())
+    result = runner.invoke(app, ["models", "build", "--lang", "fr", "--data", "."])
+    assert result.exit_code == 1 and "Unknown language" in result.output
+
+
+def test_keep_components(tmp_path):
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("displacement_analyzer")
+    nlp.to_disk(tmp_path / "m")
+    models._keep_components(tmp_path / "m", ("displacement_analyzer",))
+    assert spacy.load(tmp_path / "m").pipe_names == ["displacement_analyzer"]
+    assert MODEL_SPECS["chiasmus-en"].keep == ("chiasmus_finder",)
