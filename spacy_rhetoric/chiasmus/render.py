@@ -8,7 +8,7 @@ from typing import Dict, List, Optional
 from spacy import displacy
 from spacy.tokens import Doc
 
-from ..parallelism.render import PALETTE
+from ..parallelism.render import PALETTE, manual_doc, manual_span
 
 ROLE_COLORS = {"A": "#feca74", "B": "#7aecec", "C": "#bfeeb7"}
 
@@ -25,31 +25,10 @@ def chiasmus_render_data(doc: Doc, spans_key: str = "chiasmus") -> Dict:
     for n, span in enumerate(group, start=1):
         score = span._.chiasmus_score
         label = f"C{n} {span.label_}" + (f" {score:.2f}" if score is not None else "")
-        spans.append(
-            {
-                "start_token": span.start,
-                "end_token": span.end,
-                "start": span.start_char,
-                "end": span.end_char,
-                "label": label,
-            }
-        )
+        spans.append(manual_span(span, label))
         for word in span._.chiasmus_support:
-            spans.append(
-                {
-                    "start_token": word.start,
-                    "end_token": word.end,
-                    "start": word.start_char,
-                    "end": word.end_char,
-                    "label": f"C{n} {word.label_}",
-                }
-            )
-    return {
-        "text": doc.text,
-        "tokens": [token.text for token in doc],
-        "spans": spans,
-        "title": doc.user_data.get("title") if isinstance(doc.user_data, dict) else None,
-    }
+            spans.append(manual_span(word, f"C{n} {word.label_}"))
+    return manual_doc(doc, spans)
 
 
 def render(

@@ -8,7 +8,7 @@ from typing import Dict, List, Optional
 from spacy import displacy
 from spacy.tokens import Doc
 
-from ..parallelism.render import PALETTE
+from ..parallelism.render import PALETTE, manual_doc, manual_span
 from .component import SPANS_KEY, get_intertext_links
 
 
@@ -31,21 +31,8 @@ def intertext_render_data(doc: Doc, spans_key: str = SPANS_KEY) -> Dict:
             label += f" {best['source_id']} {_value(score)}"
             if len(links) > 1:
                 label += f" (+{len(links) - 1})"
-        spans.append(
-            {
-                "start_token": span.start,
-                "end_token": span.end,
-                "start": span.start_char,
-                "end": span.end_char,
-                "label": label,
-            }
-        )
-    return {
-        "text": doc.text,
-        "tokens": [token.text for token in doc],
-        "spans": spans,
-        "title": doc.user_data.get("title") if isinstance(doc.user_data, dict) else None,
-    }
+        spans.append(manual_span(span, label))
+    return manual_doc(doc, spans)
 
 
 def links_table(doc: Doc, spans_key: str = SPANS_KEY) -> str:

@@ -4,7 +4,7 @@ label ("P3 chiastic") and one colour."""
 from typing import Dict, List, Optional
 
 from spacy import displacy
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Span
 
 from .spans import DEFAULT_SPANS_KEY, get_parallelisms
 
@@ -37,6 +37,36 @@ def displacy_colors() -> Dict[str, str]:
     }
 
 
+def manual_span(span: Span, label: str) -> Dict:
+    """One span of displaCy's manual "span" data.
+
+    span (Span): the span to mark.
+    label (str): its label.
+    RETURNS (Dict): token and character offsets plus the label.
+    """
+    return {
+        "start_token": span.start,
+        "end_token": span.end,
+        "start": span.start_char,
+        "end": span.end_char,
+        "label": label,
+    }
+
+
+def manual_doc(doc: Doc, spans: List[Dict]) -> Dict:
+    """displaCy's manual "span" data of a doc with the given spans.
+
+    RETURNS (Dict): {"text", "tokens", "spans", "title"} for displacy.render(manual=True).
+    """
+    title = doc.user_data.get("title") if isinstance(doc.user_data, dict) else None
+    return {
+        "text": doc.text,
+        "tokens": [token.text for token in doc],
+        "spans": spans,
+        "title": title,
+    }
+
+
 def parallelism_render_data(doc: Doc, spans_key: str = DEFAULT_SPANS_KEY) -> Dict:
     """The manual displaCy "span" data of a doc's parallelisms.
 
@@ -47,22 +77,8 @@ def parallelism_render_data(doc: Doc, spans_key: str = DEFAULT_SPANS_KEY) -> Dic
         label = f"P{parallelism.id} {parallelism.label}"
         if parallelism.stratum > 1:
             label += f" (stratum {parallelism.stratum})"
-        for branch in parallelism.branches:
-            spans.append(
-                {
-                    "start_token": branch.start,
-                    "end_token": branch.end,
-                    "start": branch.start_char,
-                    "end": branch.end_char,
-                    "label": label,
-                }
-            )
-    return {
-        "text": doc.text,
-        "tokens": [token.text for token in doc],
-        "spans": spans,
-        "title": doc.user_data.get("title"),
-    }
+        spans.extend(manual_span(branch, label) for branch in parallelism.branches)
+    return manual_doc(doc, spans)
 
 
 def render(
