@@ -18,6 +18,7 @@ enable them; notes appear in the terminal, in the HTML report and in the JSON.
 """
 
 import time
+from collections import deque
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import (
@@ -55,6 +56,7 @@ LANGUAGE_MODELS: Dict[str, Dict[str, str]] = {
 # How base tokens are spelled for the parallelism model (its training orthography).
 PARALLELISM_NORMALIZERS: Dict[str, Callable[[str], str]] = {"la": normalize_latin}
 CHUNK_CHARS = 5000
+DEFAULT_MAX_DISPLACEMENT = 10  # the report's histogram: [-10, 10], longer edges clipped
 
 
 class AnalyzeError(ValueError):
@@ -90,6 +92,8 @@ class Document:
     docs (List[Doc]): the analysed chunks, in order.
     offsets (List[int]): the character offset of each chunk in the input text.
     caption (str): an optional note shown under the heading (e.g. the source).
+    summary (Optional[Dict[str, Any]]): set by ``summarize``, which releases the docs:
+        the statistics, findings, displacement counts and (optionally) the rendering.
     """
 
     name: str
@@ -97,10 +101,39 @@ class Document:
     docs: List[Doc]
     offsets: List[int] = field(default_factory=list)
     caption: str = ""
+    summary: Optional[Dict[str, Any]] = None
 
     @property
     def n_tokens(self) -> int:
+        if self.summary is not None:
+            return self.summary["stats"]["tokens"]
         return sum(len(doc) for doc in self.docs)
+
+    @property
+    def rendered(self) -> bool:
+        """Whether the report can show this document's displaCy renderings."""
+        return self.summary is None or self.summary["html"] is not None
+
+    def summarize(self, render: bool = True) -> "Document":
+        """Keep only what the report and the JSON need (statistics, findings, the
+        displacement counts and, if ``render``, the HTML of the renderings) and release
+        the docs, so that a corpus of many files is held in bounded memory.
+
+        render (bool): keep the displaCy renderings of this document.
+        RETURNS (Document): this document, summarised.
+        """
+        if self.summary is not None:
+            return self
+        from .report_sections import document_section
+
+        self.summary = {
+            "stats": document_stats(self),
+            "findings": document_findings(self),
+            "histogram": _histogram_counts(self.docs),
+            "html": document_section(self) if render else None,
+        }
+        self.docs = []
+        return self
 
 
 @dataclass
@@ -110,11 +143,13 @@ class Analysis:
     documents: List[Document] = field(default_factory=list)
     notes: List[Note] = field(default_factory=list)
     seconds: float = 0.0
+    skipped: List[Dict[str, str]] = field(default_factory=list)  # {"path", "reason"}
 
     def extend(self, other: "Analysis") -> None:
         self.documents.extend(other.documents)
         self.notes.extend(n for n in other.notes if n not in self.notes)
         self.seconds += other.seconds
+        self.skipped.extend(other.skipped)
 
 
 def check_language(lang: str) -> str:
@@ -426,40 +461,118 @@ def _add_intertext(nlp: Language, lang: str, index: Path) -> Note:
     )
 
 
+def iter_documents(
+    analyzer: Analyzer,
+    files: Iterable[Path],
+    encoding: str = "utf-8",
+    batch_size: int = 16,
+    skip: Optional[Callable[[Path, str], None]] = None,
+    max_chars: int = CHUNK_CHARS,
+) -> Iterator[Document]:
+    """Analyse files lazily, each one document: a file is read when the pipeline needs
+    its text, and the chunks of consecutive files share the batches of ``nlp.pipe``.
+    Only about ``batch_size`` docs are alive besides the document just yielded.
+
+    analyzer (Analyzer): the language's pipelines.
+    files (Iterable[Path]): the files (see textio.collect_files).
+    encoding (str): their encoding.
+    batch_size (int): docs (chunks) per batch of nlp.pipe.
+    skip (Optional[Callable[[Path, str], None]]): called with (path, reason) for a file
+        that cannot be read or decoded, which is then left out; None: raise.
+    max_chars (int): the longest chunk (see ``text_chunks``).
+    YIELDS (Document): the documents, in the order of the files.
+    RAISES InputError: a file that cannot be read or decoded (without ``skip``).
+    """
+    pending: deque = deque()  # (name, offsets) of the files whose chunks were queued
+
+    def chunks() -> Iterator[str]:
+        for path in files:
+            try:
+                text = read_text(Path(path), encoding)
+            except InputError as err:
+                if skip is None:
+                    raise
+                skip(Path(path), str(err))
+                continue
+            pieces = list(text_chunks(text, max_chars))
+            offsets = [0]
+            for piece in pieces[:-1]:
+                offsets.append(offsets[-1] + len(piece))
+            pending.append((Path(path).name, offsets[: len(pieces)]))
+            del text
+            yield from pieces
+
+    current: List[Doc] = []
+    for doc in analyzer.pipe(chunks(), batch_size=batch_size):
+        while not pending[0][1]:  # files without chunks (empty) before this doc's file
+            name, _ = pending.popleft()
+            yield Document(name, analyzer.lang, [], [])
+        current.append(doc)
+        if len(current) == len(pending[0][1]):
+            name, offsets = pending.popleft()
+            yield Document(name, analyzer.lang, current, offsets)
+            current = []
+    while pending:  # only files without chunks remain
+        name, offsets = pending.popleft()
+        yield Document(name, analyzer.lang, [], offsets)
+
+
 def analyze_files(
     analyzer: Analyzer,
     files: Sequence[Path],
     encoding: str = "utf-8",
     batch_size: int = 16,
     progress: bool = False,
+    max_rendered: Optional[int] = 50,
 ) -> Analysis:
-    """Analyse files (each one document).
+    """Analyse files (each one document) in bounded memory: the documents are streamed
+    through ``nlp.pipe`` (see ``iter_documents``) and each is summarised (see
+    ``Document.summarize``) as soon as it is done, so no Doc is kept.
+
+    A file that cannot be read or decoded is left out and listed in ``Analysis.skipped``
+    (with the reason and the fix); if no file can be read, that is an error.
 
     analyzer (Analyzer): the language's pipelines.
     files (Sequence[Path]): the files (see textio.collect_files).
     encoding (str): their encoding.
     batch_size (int): docs per batch.
     progress (bool): show a progress bar (on stderr).
-    RETURNS (Analysis): the documents and the analyzer's notes.
-    RAISES InputError: a file that cannot be read or decoded.
+    max_rendered (Optional[int]): keep the displaCy renderings of the first this many
+        documents only (None: all).
+    RETURNS (Analysis): the summarised documents, the skipped files and the notes.
+    RAISES InputError: none of the files can be read or decoded.
     """
-    texts = [(path, read_text(path, encoding)) for path in files]  # fail before working
-    start = time.perf_counter()
+    files = list(files)
+    skipped: List[Dict[str, str]] = []
     bar = None
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(
-            total=sum(len(t) for _, t in texts), unit="char", unit_scale=True, desc="analyze"
-        )
-    documents = []
-    for path, text in texts:
-        documents.append(analyzer.analyze_text(text, path.name, batch_size))
+        bar = tqdm(total=len(files), unit="file", desc="analyze")
+
+    def skip(path: Path, reason: str) -> None:
+        skipped.append({"path": str(path), "reason": reason})
         if bar is not None:
-            bar.update(len(text))
+            bar.update(1)
+
+    start = time.perf_counter()
+    documents: List[Document] = []
+    n_rendered = 0
+    for document in iter_documents(analyzer, files, encoding, batch_size, skip):
+        render = max_rendered is None or n_rendered < max_rendered
+        documents.append(document.summarize(render=render))
+        n_rendered += render
+        if bar is not None:
+            bar.update(1)
     if bar is not None:
         bar.close()
-    return Analysis(documents, list(analyzer.notes), time.perf_counter() - start)
+    if skipped and not documents:
+        if len(skipped) == 1:
+            raise InputError(skipped[0]["reason"])
+        raise InputError(
+            f"None of the {len(skipped)} files can be read; the first: {skipped[0]['reason']}"
+        )
+    return Analysis(documents, list(analyzer.notes), time.perf_counter() - start, skipped)
 
 
 # --- findings and statistics -------------------------------------------------------------
@@ -468,6 +581,8 @@ def analyze_files(
 def document_findings(document: Document) -> List[Dict[str, Any]]:
     """The findings of one document, as plain data: kind, id, label, text, score,
     character offsets in the input, and the parts (branches / supporting words)."""
+    if document.summary is not None:
+        return document.summary["findings"]
     findings: List[Dict[str, Any]] = []
     n_par = n_chi = n_int = 0
     for doc, base in zip(document.docs, document.offsets or [0] * len(document.docs)):
@@ -544,6 +659,8 @@ def document_stats(document: Document) -> Dict[str, Any]:
     links, parsed edges and MED (None where no component provides them)."""
     from .treebank.displacement import corpus_med, from_docs
 
+    if document.summary is not None:
+        return document.summary["stats"]
     docs = document.docs
     has_sents = bool(docs) and all(
         doc.has_annotation("SENT_START") or doc.has_annotation("DEP") for doc in docs if len(doc)
@@ -567,21 +684,46 @@ def document_stats(document: Document) -> Dict[str, Any]:
 
 
 def displacement_histogram(
-    documents: Sequence[Document], max_displacement: int = 10
+    documents: Sequence[Document], max_displacement: int = DEFAULT_MAX_DISPLACEMENT
 ) -> Optional[Dict[str, Any]]:
-    """The histogram of edge displacements over the parsed documents (None if none is parsed)."""
+    """The histogram of edge displacements over the parsed documents (None if none is
+    parsed): the sum of the documents' histograms (clipping is per edge)."""
+    total: Optional[Dict[str, Any]] = None
+    for document in documents:
+        if document.summary is not None and max_displacement == DEFAULT_MAX_DISPLACEMENT:
+            counts = document.summary["histogram"]
+        else:
+            counts = _histogram_counts(document.docs, max_displacement)
+        if counts is None:
+            continue
+        if total is None:
+            total = {
+                "support": list(range(-max_displacement, max_displacement + 1)),
+                "counts": [0] * (2 * max_displacement + 1),
+                "n_edges": 0,
+                "n_clipped": 0,
+                "max_displacement": max_displacement,
+            }
+        total["counts"] = [a + b for a, b in zip(total["counts"], counts["counts"])]
+        total["n_edges"] += counts["n_edges"]
+        total["n_clipped"] += counts["n_clipped"]
+    return total
+
+
+def _histogram_counts(
+    docs: Sequence[Doc], max_displacement: int = DEFAULT_MAX_DISPLACEMENT
+) -> Optional[Dict[str, Any]]:
+    """The displacement counts of some docs (None if none is parsed)."""
     from .treebank.displacement import from_docs, histogram
 
-    docs = [doc for d in documents for doc in d.docs if len(doc) and doc.has_annotation("DEP")]
-    if not docs:
+    parsed = [doc for doc in docs if len(doc) and doc.has_annotation("DEP")]
+    if not parsed:
         return None
-    hist = histogram(from_docs(docs), max_displacement=max_displacement)
+    hist = histogram(from_docs(parsed), max_displacement=max_displacement)
     return {
-        "support": hist.support.tolist(),
         "counts": hist.counts.tolist(),
         "n_edges": hist.n_edges,
         "n_clipped": hist.n_clipped,
-        "max_displacement": hist.max_displacement,
     }
 
 
@@ -593,6 +735,7 @@ def analysis_data(analysis: Analysis) -> Dict[str, Any]:
         "documents": [document_stats(d) for d in analysis.documents],
         "findings": [f for d in analysis.documents for f in document_findings(d)],
         "displacement_histogram": displacement_histogram(analysis.documents),
+        "skipped": list(analysis.skipped),
         "tokens": tokens,
         "seconds": round(analysis.seconds, 3),
         "words_per_second": round(tokens / analysis.seconds, 1) if analysis.seconds > 0 else None,
@@ -610,4 +753,5 @@ __all__ = [
     "analysis_data",
     "analyze_files",
     "build_analyzer",
+    "iter_documents",
 ]
