@@ -690,7 +690,12 @@ def displacement_histogram(
     parsed): the sum of the documents' histograms (clipping is per edge)."""
     total: Optional[Dict[str, Any]] = None
     for document in documents:
-        if document.summary is not None and max_displacement == DEFAULT_MAX_DISPLACEMENT:
+        if document.summary is not None:
+            if max_displacement != DEFAULT_MAX_DISPLACEMENT:
+                raise ValueError(
+                    f"displacement_histogram: {document.name} is summarised, with the counts "
+                    f"on [-{DEFAULT_MAX_DISPLACEMENT}, {DEFAULT_MAX_DISPLACEMENT}] only."
+                )
             counts = document.summary["histogram"]
         else:
             counts = _histogram_counts(document.docs, max_displacement)

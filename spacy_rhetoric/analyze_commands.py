@@ -43,7 +43,10 @@ def analyze_cli(
     index: Optional[Path] = Opt(None, "--index", help="Intertext index: adds intertext_matcher"),
     encoding: str = Opt("utf-8", "--encoding", help="Encoding of the input files"),
     pattern: str = Opt("*.txt", "--pattern", help="Files to take from directories"),
-    batch_size: int = Opt(16, "--batch-size", help="Docs per nlp.pipe batch"),
+    batch_size: int = Opt(16, "--batch-size", help="Docs (paragraph chunks) per nlp.pipe batch"),
+    max_rendered: int = Opt(
+        50, "--max-rendered", help="displaCy renderings for the first N documents only"
+    ),
     title: str = Opt("", "--title", help="Title of the report"),
 ):
     """Run every component that applies to LANG over the files and write one
@@ -51,11 +54,17 @@ def analyze_cli(
     sortable findings table, per-document statistics, a displacement histogram).
 
     Components whose model is not available are skipped and listed, with the command
-    that builds them (`python -m spacy_rhetoric models build --lang LANG`)."""
+    that builds them (`python -m spacy_rhetoric models build --lang LANG`).
+
+    Files are streamed through nlp.pipe in batches and only each document's findings and
+    statistics are kept, so memory does not grow with the number of files; files that
+    cannot be read or decoded are skipped and listed in the report and the JSON."""
     from .analyze import AnalyzeError, analysis_data, analyze_files, build_analyzer, check_language
     from .report import analysis_page
     from .textio import InputError, collect_files
 
+    if batch_size < 1 or max_rendered < 0:
+        msg.fail("--batch-size must be at least 1 and --max-rendered at least 0.", exits=1)
     try:
         check_language(lang)
         files = collect_files(inputs, pattern)
@@ -72,10 +81,21 @@ def analyze_cli(
             msg.warn(str(note))
     try:
         analysis = analyze_files(
-            analyzer, files, encoding, batch_size, progress=sys.stderr.isatty()
+            analyzer,
+            files,
+            encoding,
+            batch_size,
+            progress=sys.stderr.isatty(),
+            max_rendered=max_rendered,
         )
     except InputError as error:
         msg.fail(str(error), exits=1)
+    for item in analysis.skipped[:5]:
+        (_stderr if as_json else msg.warn)(f"Skipped {item['reason']}")
+    if len(analysis.skipped) > 5:
+        (_stderr if as_json else msg.warn)(
+            f"... {len(analysis.skipped) - 5} more skipped files (listed in the report and JSON)"
+        )
     data = analysis_data(analysis)
     if output is not None:
         page = analysis_page(
@@ -93,9 +113,10 @@ def analyze_cli(
     for item in data["findings"]:
         counts[item["kind"]] = counts.get(item["kind"], 0) + 1
     found = ", ".join(f"{n} {kind}" for kind, n in counts.items()) or "no findings"
+    skipped = f" ({len(analysis.skipped)} skipped)" if analysis.skipped else ""
     msg.good(
-        f"{len(files)} files, {data['tokens']} tokens in {data['seconds']:.1f}s "
-        f"({data['words_per_second'] or 0:.0f} words/s): {found}"
+        f"{len(analysis.documents)} files{skipped}, {data['tokens']} tokens in "
+        f"{data['seconds']:.1f}s ({data['words_per_second'] or 0:.0f} words/s): {found}"
     )
     if output is not None:
         msg.good(f"Wrote {output}")

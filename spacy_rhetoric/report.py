@@ -87,9 +87,18 @@ def analysis_page(analysis: "Analysis", title: str, note: Optional[str] = None) 
 
     documents = analysis.documents
     findings = [item for d in documents for item in document_findings(d)]
-    parts = [
-        ("Components", sections.components_table(analysis.notes)),
-        ("Documents", sections.stats_table([document_stats(d) for d in documents])),
+    rendered = [d for d in documents if d.rendered]
+    shown = f"displaCy renderings below: {len(rendered)} of {len(documents)} documents"
+    if len(rendered) < len(documents):
+        shown += " (--max-rendered); the tables list every document and finding"
+    shown = f"<p class='source rendered'>{shown}.</p>"
+    parts = [("Components", sections.components_table(analysis.notes))]
+    if analysis.skipped:
+        parts.append(
+            (f"Skipped files ({len(analysis.skipped)})", sections.skipped_table(analysis.skipped))
+        )
+    parts += [
+        ("Documents", sections.stats_table([document_stats(d) for d in documents]) + shown),
         (f"Findings ({len(findings)})", sections.findings_table(findings)),
         (
             "Displacement histogram",
@@ -98,7 +107,7 @@ def analysis_page(analysis: "Analysis", title: str, note: Optional[str] = None) 
             + "</div>",
         ),
     ]
-    for document in documents:
+    for document in rendered:
         body = "<div class='document'>" + sections.document_section(document) + "</div>"
         parts.append((f"{document.name} ({document.lang})", body))
     return html_page(title, parts, note=note, style=sections.STYLE, script=sections.SORT_SCRIPT)

@@ -214,7 +214,10 @@ def _render_intertext(doc: Doc) -> str:
 
 def document_section(document: Document, max_tokens: int = 20000) -> str:
     """One document: displaCy renderings of its parallelisms, chiasmi and intertext
-    links (of the components that ran on it), up to ``max_tokens`` tokens."""
+    links (of the components that ran on it), up to ``max_tokens`` tokens (a
+    summarised document: the renderings it kept, "" if none)."""
+    if document.summary is not None:
+        return document.summary["html"] or ""
     parts: List[str] = []
     if document.caption:
         parts.append(f"<p class='source'>{html.escape(document.caption)}</p>")
@@ -252,3 +255,15 @@ def document_section(document: Document, max_tokens: int = 20000) -> str:
     if inter:
         parts.append("<h3>Intertext</h3><div class='intertext-render'>" + "".join(inter) + "</div>")
     return "".join(parts)
+
+
+def skipped_table(skipped: Sequence[Dict[str, str]]) -> str:
+    """A table of the input files left out, with the reason (and the fix)."""
+    rows = [
+        f"<tr><td>{html.escape(item['path'])}</td><td>{html.escape(item['reason'])}</td></tr>"
+        for item in skipped
+    ]
+    return (
+        "<table class='skipped-files'><thead><tr><th>file</th><th>reason</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )

@@ -277,9 +277,10 @@ def test_analyze_files_and_report(models_dir, no_models, tmp_path):
     analysis = analyze_files(build_analyzer("en", models), [path])
     data = analysis_data(analysis)
     assert set(data) == {
-        "components", "documents", "findings", "displacement_histogram", "tokens", "seconds",
-        "words_per_second",
+        "components", "documents", "findings", "displacement_histogram", "skipped", "tokens",
+        "seconds", "words_per_second",
     }  # fmt: skip
+    assert data["skipped"] == []
     stats = data["documents"][0]
     # two chunks: 12 words + "\n\n", 6 words + "\n" (spaCy keeps whitespace tokens)
     assert stats["tokens"] == 20 and stats["sentences"] == 2
@@ -408,3 +409,82 @@ def test_broken_model_is_skipped_or_reported(no_models, tmp_path):
     assert "cannot be loaded" in notes["parallelism"].detail
     with pytest.raises(AnalyzeError, match="cannot be loaded"):
         build_analyzer("zh", {"parallelism-zh": broken})
+
+
+# --- many files: streaming, skips, bounded renderings and memory ---------------------------
+
+
+def _many_files(root, n):
+    root.mkdir()
+    for i in range(n):
+        (root / f"t{i:03d}.txt").write_text(f"A man loves a woman {i}.\n\nThe dog.\n", "utf8")
+    (root / "t150-bad.txt").write_bytes("caf\xe9 au lait".encode("latin-1"))
+
+
+def test_cli_analyze_many_files(models_dir, no_models, tmp_path):
+    _many_files(tmp_path / "texts", 300)
+    report, js = tmp_path / "report.html", tmp_path / "out.json"
+    args = ["analyze", str(tmp_path / "texts"), "--lang", "en", "-o", str(report), "-j", str(js)]
+    args += ["-m", f"base-en={models_dir / 'base-en'}", "--max-rendered", "5"]
+    result = runner.invoke(app, [*args, "--batch-size", "7"])
+    assert result.exit_code == 0, result.output
+    assert "300 files (1 skipped)" in output(result) and "t150-bad.txt" in output(result)
+    data = json.loads(js.read_text(encoding="utf8"))
+    names = [d["doc"] for d in data["documents"]]
+    assert names == [f"t{i:03d}.txt" for i in range(300)]  # in order across batches
+    # "A man loves a woman 0 . \n\n" + "The dog . \n": 8 + 4 tokens, 7 + 3 chain edges
+    assert all(d["tokens"] == 12 and d["edges"] == 10 for d in data["documents"])
+    assert data["displacement_histogram"]["n_edges"] == 300 * 10
+    assert [s["path"].rsplit("/", 1)[-1] for s in data["skipped"]] == ["t150-bad.txt"]
+    assert "not valid utf-8" in data["skipped"][0]["reason"]
+    page = report.read_text(encoding="utf8")
+    assert page.count("<div class='document'>") == 5
+    assert "displaCy renderings below: 5 of 300 documents" in page
+    assert "<h2>Skipped files (1)</h2>" in page and "t150-bad.txt" in page
+    assert "<h2>t004.txt (en)</h2>" in page and "<h2>t005.txt (en)</h2>" not in page
+    # batching does not change the results
+    result = runner.invoke(app, [*args, "--batch-size", "64", "-j", str(tmp_path / "b.json")])
+    assert result.exit_code == 0, result.output
+    other = json.loads((tmp_path / "b.json").read_text(encoding="utf8"))
+    assert other["documents"] == data["documents"] and other["findings"] == data["findings"]
+
+
+def test_analyze_files_keeps_no_docs(models_dir, no_models, tmp_path):
+    """Docs are streamed: a bounded number is alive at any time, none after the run."""
+    import gc
+    import inspect
+    import weakref
+
+    from spacy_rhetoric.analyze import iter_documents
+
+    assert inspect.isgeneratorfunction(iter_documents)
+    _many_files(tmp_path / "texts", 300)
+    files = collect_files([tmp_path / "texts"])
+    analyzer = build_analyzer("en", {"base-en": models_dir / "base-en"})
+    refs = []
+    alive = []
+    pipe = analyzer.pipe
+
+    def watched(texts, batch_size=16):
+        for i, doc in enumerate(pipe(texts, batch_size=batch_size)):
+            refs.append(weakref.ref(doc))
+            if i % 50 == 0:
+                gc.collect()
+                alive.append(sum(ref() is not None for ref in refs))
+            yield doc
+
+    analyzer.pipe = watched
+    analysis = analyze_files(analyzer, files, batch_size=8, max_rendered=5)
+    assert len(refs) == 600  # two paragraphs per file
+    assert max(alive) <= 3 * 8  # about one batch, not the 600 docs
+    gc.collect()
+    assert sum(ref() is not None for ref in refs) == 0
+    assert len(analysis.documents) == 300 and len(analysis.skipped) == 1
+    assert all(d.docs == [] for d in analysis.documents)
+    assert [d.rendered for d in analysis.documents[:6]] == [True] * 5 + [False]
+    # the generator without ``skip`` raises on the bad file, after the files before it
+    seen = []
+    with pytest.raises(InputError, match="t150-bad.txt is not valid utf-8"):
+        for document in iter_documents(analyzer, files, batch_size=4):
+            seen.append(document.name)
+    assert len(seen) >= 140 and "t150-bad.txt" not in seen

@@ -243,7 +243,9 @@ def choose_threshold(
     f1 = np.where(last, f1, -1.0)
     best = int(np.argmax(f1))
     below = p[best + 1] if best + 1 < len(p) else 0.0
-    return float((p[best] + below) / 2.0)
+    midpoint = (p[best] + below) / 2.0
+    # the midpoint can round onto ``below`` (e.g. denormal probabilities): cut at p[best]
+    return float(midpoint if below < midpoint <= p[best] else p[best])
 
 
 class CrossEncoderReranker:
