@@ -2,6 +2,9 @@
 statistics, JSON and the HTML report."""
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 import spacy
@@ -488,3 +491,47 @@ def test_analyze_files_keeps_no_docs(models_dir, no_models, tmp_path):
         for document in iter_documents(analyzer, files, batch_size=4):
             seen.append(document.name)
     assert len(seen) >= 140 and "t150-bad.txt" not in seen
+
+
+def _run_in_pty(args, cwd):
+    """Run ``args`` with stdin/stdout/stderr on a 120-column pseudo-terminal; return
+    everything it wrote."""
+    import fcntl
+    import pty
+    import struct
+    import subprocess
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    process = subprocess.Popen(args, stdin=slave, stdout=slave, stderr=slave, cwd=cwd)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    assert process.wait(timeout=300) == 0, b"".join(chunks).decode("utf8", "replace")
+    return b"".join(chunks).decode("utf8", "replace")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_cli_progress_bar_on_a_terminal_only(no_models, tmp_path):
+    _many_files(tmp_path / "texts", 30)
+    base = spacy.blank("en")  # built-in components only: loadable in a fresh process
+    base.add_pipe("sentencizer")
+    base.to_disk(tmp_path / "base-en")
+    args = ["analyze", str(tmp_path / "texts"), "--lang", "en", "-o", str(tmp_path / "r.html")]
+    args += ["-m", f"base-en={tmp_path / 'base-en'}", "--batch-size", "4"]
+    command = [sys.executable, "-m", "spacy_rhetoric", *args]
+    shown = _run_in_pty(command, tmp_path)
+    assert "analyze: 100%" in shown and "31/31" in shown
+    assert "30 files (1 skipped)" in shown
+    piped = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, check=True)
+    assert "analyze:" not in piped.stderr and "%|" not in piped.stderr
+    assert "30 files (1 skipped)" in piped.stdout
