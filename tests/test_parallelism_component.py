@@ -8,7 +8,8 @@ from thinc.api import fix_random_seed
 
 from spacy_rhetoric import get_parallelisms, render, set_parallelisms
 from spacy_rhetoric.parallelism.component import SCORE_KEYS
-from spacy_rhetoric.parallelism.evaluate import tune_outside_penalty
+from spacy_rhetoric.parallelism.evaluate import evaluate_parallelism, tune_outside_penalty
+from spacy_rhetoric.parallelism.types import predict_type
 
 TEXTS = [
     "non in fabricis parietibus , non in nitore marmorum , sed in hominibus fidelibus .",
@@ -143,6 +144,17 @@ def test_overfitting_IO(tmp_path):
     assert (
         tuned["scores"]["0.0"]["parallelism_epm_f"] > tuned["scores"]["25.0"]["parallelism_epm_f"]
     )
+    # typing of the gold parallelisms, apart from span detection
+    typing = evaluate_parallelism(gold_path, nlp=nlp)["type_on_gold"]
+    assert typing["n"] == 4 and typing["n_chiastic"] == 1 and typing["majority"] == 0.75
+    weights = tagger.cfg["type_weights"]
+    assert len(weights) == 6  # fitted on the typed training parallelisms
+    typed = [
+        (p.label, predict_type(weights, p.branches))
+        for eg in examples
+        for p in get_parallelisms(eg.reference)
+    ]
+    assert typing["accuracy"] == sum(g == t for g, t in typed) / 4
     html = render(predicted[1])
     assert "corde" in html and ("P1 synchystic" in html or "P1 chiastic" in html)
 

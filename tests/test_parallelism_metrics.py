@@ -17,6 +17,7 @@ from spacy_rhetoric.parallelism.metrics import (
     match_counts,
     score_parallelism,
     score_parallelism_sets,
+    score_types,
     weight_matrices,
 )
 from spacy_rhetoric.parallelism.spans import CHIASTIC, SYNCHYSTIC, set_parallelisms
@@ -326,6 +327,7 @@ def test_scorer_on_docs(nlp):
     assert scores["parallelism_epm_p"] == pytest.approx(2 / 3)
     assert scores["parallelism_epm_r"] == pytest.approx(2 / 3)
     assert scores["parallelism_type_acc"] == 0.5
+    assert scores["parallelism_type_n"] == 2 and scores["parallelism_type_n_chiastic"] == 1
     assert scores["parallelism_s1_epm_r"] == 1.0 and scores["parallelism_s1_epm_p"] == 2 / 3
     assert scores["parallelism_s2_epm_r"] == 0.0
     assert all(isinstance(v, float) for v in scores.values())
@@ -343,8 +345,23 @@ def test_scorer_other_spans_key_and_empty(nlp):
     empty = score_parallelism([example])  # no "parallelism" group on either doc
     assert empty["parallelism_epm_f"] == 0.0 and empty["parallelism_type_acc"] == 0.0
     assert set(score_parallelism([])) == {f"parallelism_{k}" for k in KEYS} | {
-        "parallelism_type_acc"
+        "parallelism_type_acc",
+        "parallelism_type_n",
+        "parallelism_type_n_chiastic",
     }
+
+
+def test_score_types_by_hand():
+    pairs = [(CHIASTIC, CHIASTIC), (CHIASTIC, SYNCHYSTIC), (SYNCHYSTIC, CHIASTIC)]
+    pairs += [(SYNCHYSTIC, SYNCHYSTIC)] * 3
+    scores = score_types(pairs)
+    assert scores["n"] == 6 and scores["n_chiastic"] == 2
+    assert scores["accuracy"] == pytest.approx(4 / 6) and scores["majority"] == pytest.approx(4 / 6)
+    assert scores["chiastic_p"] == 0.5 and scores["chiastic_r"] == 0.5
+    assert scores["chiastic_f"] == 0.5
+    never = score_types([(CHIASTIC, SYNCHYSTIC), (SYNCHYSTIC, SYNCHYSTIC)])
+    assert never["accuracy"] == 0.5 and never["chiastic_p"] == 0.0 and never["chiastic_r"] == 0.0
+    assert score_types([])["accuracy"] == 0.0
 
 
 def test_scorer_aligns_different_tokenizations(nlp):

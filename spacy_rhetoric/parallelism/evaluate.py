@@ -11,8 +11,9 @@ from spacy.training import Example
 from spacy.vocab import Vocab
 
 from ..corpora.stats import read_docbins
-from .metrics import score_parallelism
-from .spans import DEFAULT_SPANS_KEY
+from .metrics import score_parallelism, score_types
+from .spans import CHIASTIC, DEFAULT_SPANS_KEY, SYNCHYSTIC, get_parallelisms
+from .types import predict_type
 
 
 def _strip(doc: Doc) -> Doc:
@@ -70,9 +71,39 @@ def evaluate_parallelism(
         DocBin(store_user_data=True, docs=predicted).to_disk(save_predictions)
     examples = [Example(p, g) for p, g in zip(predicted, gold)]
     result.update(score_parallelism(examples, spans_key=spans_key))
+    if nlp is not None:
+        typing = type_gold_parallelisms(nlp, gold, spans_key)
+        if typing is not None:
+            result["type_on_gold"] = typing
     result["docs"] = len(gold)
     result["tokens"] = sum(len(doc) for doc in gold)
     return result
+
+
+def type_gold_parallelisms(
+    nlp: Language, gold: List[Doc], spans_key: str = DEFAULT_SPANS_KEY
+) -> Optional[Dict[str, float]]:
+    """Type the typed (synchystic/chiastic) gold parallelisms with the pipeline's
+    parallelism_tagger classifier: typing measured apart from span detection.
+
+    RETURNS (Optional[Dict[str, float]]): ``score_types`` of the gold parallelisms, or
+        None when the pipeline has no parallelism_tagger or the gold is untyped.
+    """
+    taggers = [
+        pipe
+        for name, pipe in nlp.pipeline
+        if nlp.get_pipe_meta(name).factory == "parallelism_tagger"
+    ]
+    if not taggers:
+        return None
+    weights = taggers[0].cfg.get("type_weights") or []
+    pairs = [
+        (parallelism.label, predict_type(weights, parallelism.branches))
+        for doc in gold
+        for parallelism in get_parallelisms(doc, spans_key)
+        if parallelism.label in (SYNCHYSTIC, CHIASTIC)
+    ]
+    return score_types(pairs) if pairs else None
 
 
 def tune_outside_penalty(

@@ -31,7 +31,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
-from .spans import DEFAULT_SPANS_KEY, Parallelism, get_parallelisms
+from .spans import CHIASTIC, DEFAULT_SPANS_KEY, Parallelism, get_parallelisms
 
 METRICS = ("epm", "mpbm", "mbawo", "mwo")
 
@@ -257,11 +257,12 @@ def score_parallelism(
     RETURNS (Dict[str, float]): ``parallelism_{epm,mpbm,mbawo,mwo}_{p,r,f}``;
         ``parallelism_s{k}_{metric}_{p,r,f}`` per stratum k seen in either doc;
         ``parallelism_type_acc``: label (synchystic/chiastic) accuracy over the EPM-matched
-        pairs, 0.0 when nothing matched.
+        pairs, 0.0 when nothing matched; ``parallelism_type_n``: the number of those
+        pairs, ``parallelism_type_n_chiastic``: how many of them are chiastic in the gold.
     """
     totals = {metric: [0, 0, 0] for metric in METRICS}
     by_stratum: Dict[int, Dict[str, List[int]]] = {}
-    n_matched = n_same_type = 0
+    n_matched = n_same_type = n_chiastic = 0
     for eg in examples:
         gold = get_parallelisms(eg.reference, spans_key)
         pred = get_parallelisms(eg.predicted, spans_key)
@@ -274,6 +275,7 @@ def score_parallelism(
         _accumulate(totals, counts)
         n_matched += len(exact)
         n_same_type += sum(gold[g].label == pred[h].label for g, h in exact)
+        n_chiastic += sum(gold[g].label == CHIASTIC for g, _ in exact)
         strata = {p.stratum for p in gold} | {p.stratum for p in pred}
         for stratum in strata:
             if len(strata) > 1:
@@ -286,7 +288,35 @@ def score_parallelism(
     for stratum in sorted(by_stratum):
         scores.update(_finalize(by_stratum[stratum], f"parallelism_s{stratum}_"))
     scores["parallelism_type_acc"] = n_same_type / n_matched if n_matched else 0.0
+    scores["parallelism_type_n"] = float(n_matched)
+    scores["parallelism_type_n_chiastic"] = float(n_chiastic)
     return scores
+
+
+def score_types(pairs: Iterable[Tuple[str, str]]) -> Dict[str, float]:
+    """Score synchystic/chiastic typing of parallelisms, e.g. of the gold parallelisms
+    (so that typing is measured apart from span detection).
+
+    pairs (Iterable[Tuple[str, str]]): (gold label, predicted label) per parallelism.
+    RETURNS (Dict[str, float]): n, n_chiastic (gold), accuracy, majority (the accuracy of
+        always answering the more frequent gold label), and chiastic_p/_r/_f (0.0 when
+        undefined).
+    """
+    pairs = list(pairs)
+    n = len(pairs)
+    n_chiastic = sum(gold == CHIASTIC for gold, _ in pairs)
+    n_predicted = sum(pred == CHIASTIC for _, pred in pairs)
+    tp = sum(gold == CHIASTIC and pred == CHIASTIC for gold, pred in pairs)
+    p, r, f = _prf(tp, n_predicted, n_chiastic)
+    return {
+        "n": float(n),
+        "n_chiastic": float(n_chiastic),
+        "accuracy": sum(gold == pred for gold, pred in pairs) / n if n else 0.0,
+        "majority": max(n_chiastic, n - n_chiastic) / n if n else 0.0,
+        "chiastic_p": p,
+        "chiastic_r": r,
+        "chiastic_f": f,
+    }
 
 
 @registry.scorers("spacy-rhetoric.parallelism_scorer.v1")
