@@ -222,3 +222,40 @@ def test_finetune_encoder_saves_a_loadable_model(tmp_path):
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-4)
     with pytest.raises(ValueError, match="at least 2"):
         finetune_encoder(pairs[:1], tmp_path / "x")
+
+
+FEATURES_SCRIPT = """
+import hashlib, sys
+from pathlib import Path
+from spacy_rhetoric.corpora.loci_similes import read_segments_csv
+from spacy_rhetoric.intertext.index import IntertextIndex
+from spacy_rhetoric.intertext.rerank import pair_features
+fixtures = Path(sys.argv[1])
+index = IntertextIndex.build(read_segments_csv(fixtures / "sources.csv"), dense=False)
+texts = [text for _, text in read_segments_csv(fixtures / "queries.csv")]
+digest = hashlib.sha256()
+for text, cands in zip(texts, index.search(texts, k=len(index), channels=("lexical",))):
+    digest.update(pair_features(index, text, cands).tobytes())
+print(digest.hexdigest())
+"""
+
+
+def test_pair_features_do_not_depend_on_string_hashing():
+    """The reranker's features (sums and ties over sets of terms) are the same in every
+    process: Python randomises string hashing, and so set iteration order, per process."""
+    import os
+    import subprocess
+    import sys
+
+    digests = set()
+    for seed in ("0", "1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-c", FEATURES_SCRIPT, str(FIXTURES)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        digests.add(done.stdout.strip())
+    assert len(digests) == 1

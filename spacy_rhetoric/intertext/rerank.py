@@ -49,14 +49,14 @@ def _tesserae(q_terms: List[str], s_terms: List[str], shared: set, idf) -> float
     the distances between the two rarest shared words in each text)."""
     if len(shared) < 2:
         return 0.0
-    rare = sorted(shared, key=lambda t: -idf(t))[:2]
+    rare = sorted(shared, key=lambda t: (-idf(t), t))[:2]  # ties: by term, not set order
 
     def distance(seq: List[str]) -> int:
         a = [i for i, t in enumerate(seq) if t == rare[0]]
         b = [i for i, t in enumerate(seq) if t == rare[1]]
         return min(abs(i - j) for i in a for j in b)
 
-    inv_freq = sum(math.exp(idf(t)) for t in shared)
+    inv_freq = math.fsum(math.exp(idf(t)) for t in shared)
     return math.log(inv_freq / max(1, distance(q_terms) + distance(s_terms)))
 
 
@@ -78,8 +78,10 @@ def pair_features(
     q_forms = forms(query)
     q_terms = [stem(f) for f in q_forms] if index.lexical.kind == "stem" else q_forms
     q_set, q_form_set = set(q_terms), set(q_forms)
-    q_mass = sum(idf(t) for t in q_set) or 1.0
-    q_form_mass = sum(idf(t) for t in q_form_set) or 1.0
+    # math.fsum: exactly rounded, so the sums over sets do not depend on their iteration
+    # order (string hashing varies between processes)
+    q_mass = math.fsum(idf(t) for t in q_set) or 1.0
+    q_form_mass = math.fsum(idf(t) for t in q_form_set) or 1.0
     q_bi, q_tri = _ngrams(q_terms, 2), _ngrams(q_terms, 3)
     rows = []
     for c in candidates:
@@ -87,8 +89,8 @@ def pair_features(
         s_terms = [stem(f) for f in s_forms] if index.lexical.kind == "stem" else s_forms
         s_set = set(s_terms)
         shared = q_set & s_set
-        shared_mass = sum(idf(t) for t in shared)
-        s_mass = sum(idf(t) for t in s_set) or 1.0
+        shared_mass = math.fsum(idf(t) for t in shared)
+        s_mass = math.fsum(idf(t) for t in s_set) or 1.0
         shared_forms = q_form_set & set(s_forms)
         rows.append(
             [
@@ -101,7 +103,7 @@ def pair_features(
                 shared_mass / q_mass,
                 shared_mass / s_mass,
                 max((idf(t) for t in shared), default=0.0),
-                sum(idf(t) for t in shared_forms) / q_form_mass,
+                math.fsum(idf(t) for t in shared_forms) / q_form_mass,
                 len(q_bi & _ngrams(s_terms, 2)),
                 len(q_tri & _ngrams(s_terms, 3)),
                 _tesserae(q_terms, s_terms, shared, idf),
