@@ -114,11 +114,12 @@ class BranchLinker(nn.Module):
         # encoded: [B, T, E]; returns one score per pair [P]
         zero = encoded.new_zeros(encoded.shape[0], 1, encoded.shape[2])
         sums = torch.cat([zero, encoded.cumsum(1)], dim=1)  # [B, T+1, E]
-        docs = torch.tensor([p[0] for p in pairs])
+        device = encoded.device
+        docs = torch.tensor([p[0] for p in pairs], device=device)
 
         def represent(spans: List[Tuple[int, int]]) -> torch.Tensor:
-            starts = torch.tensor([s for s, _ in spans])
-            ends = torch.tensor([e for _, e in spans])
+            starts = torch.tensor([s for s, _ in spans], device=device)
+            ends = torch.tensor([e for _, e in spans], device=device)
             mean = (sums[docs, ends] - sums[docs, starts]) / (ends - starts).unsqueeze(1)
             return self.project(
                 torch.cat([mean, encoded[docs, starts], encoded[docs, ends - 1]], 1)
@@ -126,10 +127,12 @@ class BranchLinker(nn.Module):
 
         g_i = represent([(a[0], a[1]) for a, _, _ in branch_refs])  # [P, W]
         g_j = represent([(c[0], c[1]) for _, c, _ in branch_refs])
-        distance = self.distance(torch.tensor([min(d, self.max_back) for _, _, d in branch_refs]))
-        gaps = torch.tensor([max(a[0] - c[1], 0) + 1 for a, c, _ in branch_refs], dtype=torch.float)
+        hops = [min(d, self.max_back) for _, _, d in branch_refs]
+        distance = self.distance(torch.tensor(hops, device=device))
+        gaps = [max(a[0] - c[1], 0) + 1 for a, c, _ in branch_refs]
+        gaps = torch.tensor(gaps, dtype=torch.float, device=device)
         gap = self.gap(torch.log2(gaps).long().clamp(max=N_GAP_BUCKETS - 1))
-        lex = torch.tensor(lexical, dtype=encoded.dtype)
+        lex = torch.tensor(lexical, dtype=encoded.dtype, device=device)
         features = torch.cat([g_i, g_j, g_i * g_j, distance, gap, lex], dim=1)
         return self.score(features).squeeze(1)
 
@@ -137,9 +140,9 @@ class BranchLinker(nn.Module):
     def _query_matrix(scores: torch.Tensor, queries: List[List[int]]) -> torch.Tensor:
         # scores [P] -> [Q, K] with -inf padding
         width = max(len(q) for q in queries)
-        index = torch.full((len(queries), width), -1, dtype=torch.long)
+        index = torch.full((len(queries), width), -1, dtype=torch.long, device=scores.device)
         for q, members in enumerate(queries):
-            index[q, : len(members)] = torch.tensor(members)
+            index[q, : len(members)] = torch.tensor(members, device=scores.device)
         matrix = scores[index.clamp(min=0)]
         return matrix.masked_fill(index < 0, float("-inf"))
 
@@ -153,7 +156,9 @@ class BranchLinker(nn.Module):
             return encoded.sum() * 0.0
         matrix = self._query_matrix(self._scores(encoded, pairs, lexical, refs), queries)
         log_probs = torch.log_softmax(matrix[kept], dim=1)
-        return -log_probs[torch.arange(len(kept)), torch.tensor([gold[q] for q in kept])].sum()
+        rows = torch.arange(len(kept), device=matrix.device)
+        columns = torch.tensor([gold[q] for q in kept], device=matrix.device)
+        return -log_probs[rows, columns].sum()
 
     def predict(
         self, encoded: torch.Tensor, rows: Sequence[Sequence[Sequence[Branch]]], keys: TokenKeys

@@ -143,10 +143,11 @@ def _convert_inputs(
     lengths = [len(x) for x in X]
     padded = model.ops.pad(X)  # [B, T, nI]
     x = xp2torch(padded, requires_grad=is_train)
-    mask = torch.arange(padded.shape[1])[None, :] < torch.as_tensor(lengths)[:, None]  # [B, T]
+    positions = torch.arange(padded.shape[1], device=x.device)
+    mask = positions[None, :] < torch.as_tensor(lengths, device=x.device)[:, None]  # [B, T]
     kwargs: Dict[str, Any] = {"keys": keys, "outside_penalty": penalty}
     if gold is not None:
-        kwargs["tags"] = torch.as_tensor(gold["tags"], dtype=torch.long)  # [S, B, T]
+        kwargs["tags"] = torch.as_tensor(gold["tags"], dtype=torch.long, device=x.device)  # [S,B,T]
         kwargs["branches"] = gold.get("branches")
 
     def reverse(d_inputs: ArgsKwargs) -> List[Floats2d]:
@@ -162,7 +163,8 @@ def _convert_outputs(model: Model, inputs_outputs: Tuple[Any, Any], is_train: bo
         loss = output
 
         def backprop(d_loss: float) -> ArgsKwargs:
-            return ArgsKwargs(args=(loss,), kwargs={"grad_tensors": torch.tensor(float(d_loss))})
+            grad = torch.tensor(float(d_loss), device=loss.device)
+            return ArgsKwargs(args=(loss,), kwargs={"grad_tensors": grad})
 
         return float(loss.detach()), backprop
     return output, lambda d_output: ArgsKwargs(args=(), kwargs={})

@@ -137,7 +137,7 @@ class ParallelismNetwork(nn.Module):
         if outside_penalty:
             # outermost stratum only: deeper strata are rarely active, and pushing
             # them off "O" makes them swallow whole sections
-            penalty = torch.zeros(emissions[0].shape[-1], dtype=emissions[0].dtype)
+            penalty = emissions[0].new_zeros(emissions[0].shape[-1])
             penalty[0] = outside_penalty
             emissions = [emissions[0] - penalty, *emissions[1:]]
         paths = [crf.decode(scores, mask) for crf, scores in zip(self.crfs, emissions)]
