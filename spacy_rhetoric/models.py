@@ -48,7 +48,6 @@ class BuildContext:
     train_output: Path
     configs: Path
     models: Mapping[str, Path]
-    fast: bool = True
 
     def python(self, *args: str) -> List[str]:
         return [sys.executable, "-m", *args]
@@ -92,8 +91,6 @@ def _base_recipe(lang: str) -> Callable[[BuildContext], List[List[str]]]:
         train += ["--output", str(ctx.train_output)]
         train += ["--paths.train", str(corpus / "train.spacy")]
         train += ["--paths.dev", str(corpus / "dev.spacy")]
-        if ctx.fast:
-            train += list(FAST["base"])
         return [
             ctx.python("spacy_rhetoric", "base-corpus", lang, str(ctx.data / "ud"), str(corpus)),
             train,
@@ -109,12 +106,10 @@ def _parallelism_recipe(fmt: str, folder: str, config: str) -> Callable:
         train += ["--output", str(ctx.train_output)]
         train += ["--paths.train", str(corpus / "train.spacy")]
         train += ["--paths.dev", str(corpus / "dev.spacy")]
-        if ctx.fast:
-            train += list(FAST["parallelism"])
         # as project.yml's tune-parallelism-*: pick outside_penalty on the dev set
         tune = ctx.python("spacy_rhetoric", "tune-parallelism")
         tune += [str(ctx.train_output / "model-best"), str(corpus / "dev.spacy")]
-        tune += [str(ctx.train_output / "model-tuned"), "--grid", "0,0.25,0.5,0.75,1"]
+        tune += [str(ctx.train_output / "model-tuned"), "--grid", TUNE_GRID]
         return [
             ctx.python("spacy_rhetoric", "convert", fmt, str(ctx.data / folder), str(corpus)),
             train,
@@ -154,14 +149,8 @@ def _chiasmus_en(ctx: BuildContext) -> List[List[str]]:
     return [ctx.python("spacy_rhetoric", "convert", "chiasmus-en", str(source), str(corpus)), train]
 
 
-# Overrides of `spacy train` for a build in minutes (`models build --full` drops them).
-# The base configs (configs/treebank/base_*.cfg) are short schedules already. The
-# parallelism configs train 2000 steps; with seed 0 the best checkpoint of the full runs
-# came at step 800 (ASP) and 1000 (PSE-I), so 1000 steps reproduce both model-best.
-FAST: Dict[str, Tuple[str, ...]] = {
-    "base": (),
-    "parallelism": ("--training.max_steps", "1000", "--training.eval_frequency", "200"),
-}
+# outside_penalty values tried on the dev set (as project.yml's tune-parallelism-*-me5)
+TUNE_GRID = "0,0.25,0.5,0.75,1,1.5,2,3"
 
 UD_LICENCE = "UD treebanks (various; some non-commercial): do not ship, build locally"
 
@@ -185,14 +174,18 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
         ),
         ModelSpec(
             "parallelism-la", "la", "parallelism",
-            "parallelism_tagger trained on the Augustinian Sermon Parallelisms (ASP)",
-            "CC BY-SA 4.0 (ASP)", ("asp",), _parallelism_recipe("asp", "asp", "asp.cfg"),
+            "parallelism_tagger on frozen multilingual-e5-small, trained on the Augustinian "
+            "Sermon Parallelisms (ASP)",
+            "CC BY-SA 4.0 (ASP); encoder MIT", ("asp",),
+            _parallelism_recipe("asp", "asp", "asp-me5.cfg"),
             install="model-tuned",
         ),
         ModelSpec(
             "parallelism-zh", "zh", "parallelism",
-            "parallelism_tagger trained on the Chinese PSE-I essays",
-            "CC BY-SA 4.0 (PSE-I)", ("pse-i",), _parallelism_recipe("pse", "pse-i", "pse.cfg"),
+            "parallelism_tagger on frozen multilingual-e5-small, trained on the Chinese "
+            "PSE-I essays",
+            "CC BY-SA 4.0 (PSE-I); encoder MIT", ("pse-i",),
+            _parallelism_recipe("pse", "pse-i", "pse-me5.cfg"),
             install="model-tuned",
         ),
         ModelSpec(
@@ -377,7 +370,6 @@ def models_for(langs: Sequence[str]) -> List[str]:
 def build_model(
     name: str,
     data: Path,
-    fast: bool = True,
     explicit: Optional[Mapping[str, Path]] = None,
     log: Optional[Callable[[str], None]] = None,
     echo: Optional[Callable[[str], None]] = None,
@@ -386,7 +378,6 @@ def build_model(
 
     name (str): the model.
     data (Path): the data mirror (folders named as in ``ModelSpec.data``).
-    fast (bool): use the FAST overrides (minutes) instead of the configs' own settings.
     explicit (Optional[Mapping[str, Path]]): paths of required models given explicitly.
     log (Optional[Callable[[str], None]]): receives each command.
     echo (Optional[Callable[[str], None]]): receives the commands' output lines (progress).
@@ -413,7 +404,7 @@ def build_model(
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"{name}-", dir=target.parent) as tmp:
         work = Path(tmp)
-        ctx = BuildContext(data, work, work / "train", configs, required, fast)
+        ctx = BuildContext(data, work, work / "train", configs, required)
         commands = spec.recipe(ctx)
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         for command in commands:
@@ -433,7 +424,6 @@ def build_model(
         info = {
             "name": name,
             "seconds": round(time.perf_counter() - start, 1),
-            "fast": fast,
             "commands": [" ".join(c) for c in commands],
             "requires": {k: str(v) for k, v in required.items()},
             "built": time.strftime("%Y-%m-%dT%H:%M:%S"),

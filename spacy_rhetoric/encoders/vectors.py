@@ -71,8 +71,8 @@ def build_encoder_vectors(
             "cache_tokens": cache_tokens,
             "cache_dir": cache_dir,
             "quantize": quantize,
+            # the loaded encoder (not serialized: thinc skips attrs it cannot write)
             "encoder": None,
-            "cache": None,
         },
     )
 
