@@ -12,8 +12,12 @@ Writes benchmarks/results/encoder_speed_NAME.json. Run on an otherwise idle mach
 
 import argparse
 import json
+import os
 import platform
 from pathlib import Path
+
+# every document is encoded: no disk cache of encoder states either
+os.environ.pop("SPACY_RHETORIC_FEATURE_CACHE", None)
 
 import torch
 
