@@ -4,9 +4,10 @@ mean ± sd (population sd over seeds) of every metric on the validation and test
 For each seed: ``spacy train CONFIG --system.seed N`` (model selection on the dev
 split), ``tune-parallelism`` (``outside_penalty`` on the dev split), then
 ``evaluate-parallelism`` on the opt and test splits. Finished steps are skipped, so
-an interrupted run resumes. (Speed is measured apart, by encoder_speed.py: with
-$SPACY_RHETORIC_FEATURE_CACHE set, evaluation reads cached encoder states.) The seed with the best validation (dev, tuned) EPM F1 is
-named as such; test scores are only recorded, never used to choose.
+an interrupted run resumes. The seed with the best validation (dev, tuned) EPM F1 is
+named as such; test scores are only recorded, never used to choose. Speed is measured
+apart, by encoder_speed.py: with $SPACY_RHETORIC_FEATURE_CACHE set, evaluation reads
+cached encoder states.
 
     python benchmarks/parallelism_seeds.py configs/parallelism/asp-me5.cfg \
         --name asp-me5 --corpus corpus/asp --seeds 0,1,2

@@ -255,7 +255,7 @@ def test_encoder_vectors_shapes_windows_and_cache(vectors):
     again, _ = vectors(docs, is_train=False)
     for a, b in zip(output, again):
         numpy.testing.assert_array_equal(a, b)
-    encoder = vectors.attrs["encoder"]
+    encoder = vectors.attrs["frozen_encoder"].get()
     assert encoder.cached_tokens == sum(len(d) for d in docs)
 
 
@@ -320,6 +320,15 @@ def test_parallelism_tagger_on_the_encoder_round_trip(tmp_path, encoder_dir):
         s.text for s in doc.spans["parallelism"]
     ]
     assert tagger.model.get_ref("tok2vec").get_dim("nO") == 384
+    # the encoder's settings come from the config: overrides at load time hold
+    override = {"model": {"tok2vec": {"quantize": True, "cache_tokens": 0}}}
+    quantized = spacy.load(
+        tmp_path / "pipeline", config={"components": {"parallelism_tagger": override}}
+    )
+    slot = quantized.get_pipe("parallelism_tagger").model.get_ref("tok2vec").attrs
+    assert slot["frozen_encoder"].settings["quantize"] is True
+    quantized_doc = quantized(text)
+    assert len(quantized_doc.spans["parallelism"]) > 0
 
 
 def test_spacy_transformers_fine_tunes_the_converted_encoder(encoder_dir):
@@ -396,7 +405,7 @@ def test_layers_above_the_mix_are_not_run(encoder_dir, vectors):
     docs = [spacy.blank("la")("quid est enim tam contrarium quam uita et mors ?")]
     low = FrozenEncoder(str(encoder_dir), [2], window=16, stride=12, cache_tokens=0)
     assert len(low.model.encoder.layer) == 2
-    full = vectors.attrs["encoder"].states(docs)[0]  # layers [2, 12]
+    full = vectors.attrs["frozen_encoder"].get().states(docs)[0]  # layers [2, 12]
     numpy.testing.assert_array_equal(low.states(docs)[0][:, 0], full[:, 0])
     with pytest.raises(ValueError, match="outside 0..12"):
         FrozenEncoder(str(encoder_dir), [13])

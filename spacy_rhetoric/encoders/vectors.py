@@ -12,6 +12,7 @@ parameters are the weights of a scalar mix over the layers (softmax) and a scale
 import hashlib
 import json
 import os
+import warnings
 from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
@@ -63,25 +64,42 @@ def build_encoder_vectors(
         params={"mix": None, "scale": None},
         dims={"nO": None},
         attrs={
-            "name": name,
-            "layers": layers,
-            "window": window,
-            "stride": stride,
-            "batch_size": batch_size,
-            "cache_tokens": cache_tokens,
-            "cache_dir": cache_dir,
-            "quantize": quantize,
-            # the loaded encoder (not serialized: thinc skips attrs it cannot write)
-            "encoder": None,
+            "frozen_encoder": _EncoderSlot(
+                name=name,
+                layers=layers,
+                window=window,
+                stride=stride,
+                batch_size=batch_size,
+                cache_tokens=cache_tokens,
+                cache_dir=cache_dir,
+                quantize=quantize,
+            )
         },
     )
+
+
+class _EncoderSlot:
+    """The FrozenEncoder's settings and, once loaded, the encoder. thinc does not
+    serialize it (not msgpack-able), so a saved pipeline takes its settings from its
+    config alone and ``spacy.load(..., config=...)`` overrides hold."""
+
+    def __init__(self, **settings):
+        self.settings = settings
+        self.encoder: Optional[FrozenEncoder] = None
+
+    def get(self) -> "FrozenEncoder":
+        if self.encoder is None:
+            settings = dict(self.settings)
+            settings["cache_dir"] = settings["cache_dir"] or os.environ.get(ENV_FEATURE_CACHE)
+            self.encoder = FrozenEncoder(**settings)
+        return self.encoder
 
 
 def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
     encoder = _encoder(model)
     model.set_dim("nO", encoder.hidden_size)
     if not model.has_param("mix") or model.get_param("mix") is None:
-        model.set_param("mix", model.ops.alloc1f(len(model.attrs["layers"])))
+        model.set_param("mix", model.ops.alloc1f(len(encoder.layers)))
     if not model.has_param("scale") or model.get_param("scale") is None:
         model.set_param("scale", model.ops.asarray1f([1.0]))
 
@@ -115,18 +133,7 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[Floats2
 
 
 def _encoder(model: Model) -> "FrozenEncoder":
-    if model.attrs["encoder"] is None:
-        model.attrs["encoder"] = FrozenEncoder(
-            model.attrs["name"],
-            model.attrs["layers"],
-            window=model.attrs["window"],
-            stride=model.attrs["stride"],
-            batch_size=model.attrs["batch_size"],
-            cache_tokens=model.attrs["cache_tokens"],
-            cache_dir=model.attrs["cache_dir"] or os.environ.get(ENV_FEATURE_CACHE),
-            quantize=model.attrs["quantize"],
-        )
-    return model.attrs["encoder"]
+    return model.attrs["frozen_encoder"].get()
 
 
 class FrozenEncoder:
@@ -158,7 +165,13 @@ class FrozenEncoder:
         if hasattr(model, "encoder") and max(layers) < n_layers:
             model.encoder.layer = model.encoder.layer[: max(layers)]
         if quantize:
-            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, torch.qint8)
+            with warnings.catch_warnings():
+                # torch marks torch.ao.quantization deprecated; the pinned torch has it
+                warnings.simplefilter("ignore", DeprecationWarning)
+                warnings.filterwarnings("ignore", message=".*quantize_per_tensor.*")
+                model = torch.ao.quantization.quantize_dynamic(
+                    model, {torch.nn.Linear}, torch.qint8
+                )
         self.device = _device()
         self.model = model if quantize else model.to(self.device)
         self.device = self.device if not quantize else torch.device("cpu")
