@@ -1,5 +1,5 @@
 """Train, tune and evaluate one parallelism config over several seeds and report
-mean ± sd (population sd over seeds) of every metric on the validation and test splits.
+mean ± sd (sample sd over seeds) of every metric on the validation and test splits.
 
 For each seed: ``spacy train CONFIG --system.seed N`` (model selection on the dev
 split), ``tune-parallelism`` (``outside_penalty`` on the dev split), then
@@ -41,7 +41,7 @@ def run(command: List[str], log: Path) -> float:
 def summarize(values: List[float]) -> Dict[str, float]:
     return {
         "mean": statistics.fmean(values),
-        "sd": statistics.pstdev(values) if len(values) > 1 else 0.0,
+        "sd": statistics.stdev(values) if len(values) > 1 else 0.0,
         "values": values,
     }
 
@@ -74,7 +74,10 @@ def main() -> None:
             for s in ("tune", "opt", "test")
         }
         timings[seed] = {}
-        if not (out / "model-best" / "meta.json").exists():
+        # written when `spacy train` returns (model-best and model-last are saved at
+        # every evaluation, so they do not say that training ended)
+        timing = out / "train_seconds.json"
+        if not timing.exists():
             timings[seed]["train_s"] = run(
                 py
                 + [
@@ -95,6 +98,9 @@ def main() -> None:
                 ],
                 log,
             )
+            timing.write_text(json.dumps(timings[seed]["train_s"]))
+        if timing.exists():
+            timings[seed]["train_s"] = json.loads(timing.read_text())
         if not metrics["tune"].exists():
             run(
                 py
