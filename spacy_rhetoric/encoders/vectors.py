@@ -172,9 +172,9 @@ class FrozenEncoder:
                 model = torch.ao.quantization.quantize_dynamic(
                     model, {torch.nn.Linear}, torch.qint8
                 )
-        self.device = _device()
-        self.model = model if quantize else model.to(self.device)
-        self.device = self.device if not quantize else torch.device("cpu")
+        # dynamic int8 runs on the CPU only
+        self.device = torch.device("cpu") if quantize else _device()
+        self.model = model.to(self.device)
         self.hidden_size = int(model.config.hidden_size)
         self.layers = list(layers)
         self.window, self.stride, self.batch_size = window, stride, batch_size
@@ -314,11 +314,9 @@ def pool_tokens(
     """
     out = numpy.zeros((n_tokens,) + hidden.shape[1:], dtype=numpy.float32)
     counts = numpy.zeros(n_tokens)
-    last_piece = numpy.full(n_tokens, -1)
     for p, tokens in enumerate(owners):
         out[tokens] += hidden[p]
         counts[tokens] += 1
-        last_piece[tokens] = p
     covered = counts > 0
     out[covered] /= counts[covered, None, None]
     if len(hidden) and not covered.all():
