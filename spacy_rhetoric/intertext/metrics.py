@@ -9,7 +9,9 @@ corpus). A gold item is found when any of its rows is retrieved / predicted.
 * MRR: mean over queries with gold links of 1 / rank of the first correct source.
 * P/R/F1 at the threshold: TP = found gold items, FN = the others, FP = predicted
   pairs that match no gold item. "micro" pools the counts over the queries that have
-  gold links; "macro" averages per-query values over those queries.
+  gold links; "macro" averages per-query values over those queries; "all" pools the
+  counts over every query, so that links predicted for queries without gold links
+  (distractors) count as false positives.
 * SMR, FPR, FNR (error rates over *all* query x source pairs, all queries, including
   those without gold links): SMR = (FP + FN) / total, FPR = FP / total,
   FNR = FN / total, where total = n_queries * n_sources and TN = total - TP - FP - FN.
@@ -121,8 +123,8 @@ def link_scores(per_query: Mapping[Hashable, Confusion], gold: Gold) -> Dict[str
     per_query (Mapping): query -> Confusion (all queries).
     gold (Gold): query -> gold items.
     RETURNS (Dict[str, float]): precision/recall/f1 (micro, over queries with gold),
-        macro_precision/macro_recall/macro_f1, smr/fpr/fnr (all queries), and the
-        pooled tp/fp/fn/tn.
+        macro_precision/macro_recall/macro_f1, all_precision/all_recall/all_f1 (micro,
+        over all queries), smr/fpr/fnr (all queries), and the pooled tp/fp/fn/tn.
     """
     with_gold = [q for q in per_query if gold.get(q)]
     micro = Confusion()
@@ -141,6 +143,9 @@ def link_scores(per_query: Mapping[Hashable, Confusion], gold: Gold) -> Dict[str
         pooled.fp += c.fp
         pooled.fn += c.fn
         pooled.tn += c.tn
+    out.update(
+        {f"all_{k}": v for k, v in precision_recall_f1(pooled.tp, pooled.fp, pooled.fn).items()}
+    )
     out.update(error_rates(pooled))
     out.update({"tp": pooled.tp, "fp": pooled.fp, "fn": pooled.fn, "tn": pooled.tn})
     return out

