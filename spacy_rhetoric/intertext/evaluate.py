@@ -45,14 +45,13 @@ from ..corpora.tesserae import (
     verse_span,
 )
 from .dense import default_model, finetune_encoder, load_encoder
-from .index import IntertextIndex, fuse
+from .index import IntertextIndex, choose_fusion, fuse
 from .lexical import terms
 from .metrics import link_confusion, link_scores, mean_reciprocal_rank, recall_at_k
 from .rerank import FeatureReranker, choose_threshold, pair_features
 
 KS = (5, 10, 100)
 CE_KS = (5, 10)
-DENSE_WEIGHTS = (0.0, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0)
 RECALL_KS = (1, 5, 10, 100)
 N_FOLDS = 5
 PROSE_AUTHORS = ("cicero",)
@@ -371,6 +370,7 @@ def run_protocol(
         "union": (("lexical", "dense"), 2 * pool),
     }
     weights_chosen: List[float] = []
+    fusion_ks: List[float] = []
     ce_reranked: Dict[int, Dict[Tuple[int, str], List[int]]] = {k: {} for k in CE_KS}
     ce_predicted: Dict[int, Dict[Tuple[int, str], List[int]]] = {k: {} for k in CE_KS}
     ce_thresholds: Dict[int, List[float]] = {k: [] for k in CE_KS}
@@ -440,24 +440,15 @@ def run_protocol(
         train_gold: Dict[str, Set[int]] = {}
         for link in train_links:
             train_gold.setdefault(link.query, set()).update(link_rows[link.pair_id])
-        # the dense weight of the fusion: best recall@10 (then MRR) on the training queries
-        rrf_k = float(index.cfg["rrf_k"])
+        # the fusion (dense weight, constant): best recall@10, then MRR, on the training queries
         train_items = {
             q: [link_rows[x.pair_id] for x in train_links if x.query == q] for q in train_queries
         }
-        best_w, best_key = 0.0, (-1.0, -1.0)
-        for w in DENSE_WEIGHTS:
-            ranking = {
-                q: [c.row for c in fuse(hits["union"][q], (1.0, w), rrf_k)[:pool]]
-                for q in train_queries
-            }
-            key = (
-                recall_at_k(ranking, train_items, (10,))[10],
-                mean_reciprocal_rank(ranking, train_items),
-            )
-            if key > best_key:
-                best_w, best_key = w, key
+        best_w, rrf_k = choose_fusion(
+            {q: hits["union"][q] for q in train_queries}, train_items, pool
+        )
         weights_chosen.append(best_w)
+        fusion_ks.append(rrf_k)
         fused = {q: fuse(hits["union"][q], (1.0, best_w), rrf_k)[:pool] for q in wanted}
         feats: Dict[str, np.ndarray] = {}
         for q in wanted:
@@ -551,6 +542,7 @@ def run_protocol(
             scores["thresholds"] = ce_thresholds[k]
             result[f"cross_encoder@{k}"] = scores
     result["dense_weights"] = weights_chosen
+    result["fusion_ks"] = fusion_ks
     result["timings"] = timings
     return result
 

@@ -8,7 +8,7 @@ import srsly
 
 from ..corpora.loci_similes import convert_loci_similes
 from ..corpora.tesserae import loci_to_tesserae, verse_span
-from .index import RERANKER_FILE, IntertextIndex
+from .index import FUSION_KS, META_FILE, RERANKER_FILE, IntertextIndex, choose_fusion
 from .lexical import terms
 from .rerank import FeatureReranker, pair_features
 
@@ -41,13 +41,16 @@ def source_rows(index: IntertextIndex, source_id: str, source_text: str) -> Set[
 
 
 def train_reranker(
-    labels: Path, index_dir: Path, k: int = 10, l2: float = 1.0, seed: int = 0
+    labels: Path, index_dir: Path, k: int = 10, l2: float = 1.0, seed: int = 0, pool: int = 100
 ) -> Dict[str, Any]:
-    """Fit the reranker on gold links and write it to ``index_dir/reranker.json``.
+    """Fit the reranker on gold links and write it to ``index_dir/reranker.json``; with a
+    dense channel, first choose the fusion (dense weight and constant) on the gold queries
+    as evaluation does on its training folds, and write it to ``meta.json``.
 
     labels (Path): Loci Similes labels.csv, or a locisimiles-format folder.
     index_dir (Path): the index (its sources must hold the gold sources).
     k (int): candidates per query the reranker is trained and thresholded on.
+    pool (int): candidates per channel before fusion.
     RETURNS (Dict[str, Any]): a summary (queries, positives, threshold, unresolved).
     """
     from .evaluate import _inner_threshold
@@ -57,6 +60,7 @@ def train_reranker(
     source_texts = {d.user_data["seg_id"]: d.text for d in conversion.splits["sources"]}
     query_text: Dict[str, str] = {}
     gold: Dict[str, Set[int]] = {}
+    items: Dict[str, List[Set[int]]] = {}
     n_links: Dict[str, int] = {}
     unresolved = 0
     for split, docs in conversion.splits.items():
@@ -71,16 +75,27 @@ def train_reranker(
                 rows = source_rows(index, link["source_id"], source_texts[link["source_id"]])
                 if not rows:
                     unresolved += 1
+                else:
+                    items.setdefault(q, []).append(rows)
                 gold.setdefault(q, set()).update(rows)
                 n_links[q] = n_links.get(q, 0) + 1
     queries = sorted(query_text)
-    hits = index.search([query_text[q] for q in queries], k)
+    texts = [query_text[q] for q in queries]
+    q_vectors = index.encode_queries(texts) if index.has_dense else None
+    if index.has_dense:
+        # the fusion as in evaluation: chosen on the gold queries, kept in meta.json
+        index.cfg["weights"], index.cfg["rrf_k"] = [1.0, 1.0], FUSION_KS[-1]
+        union = dict(zip(queries, index.search(texts, 2 * pool, pool, q_vectors)))
+        w_dense, rrf_k = choose_fusion({q: union[q] for q in items}, items, pool)
+        index.cfg["weights"], index.cfg["rrf_k"] = [1.0, w_dense], rrf_k
+        srsly.write_json(Path(index_dir) / META_FILE, index.cfg)
+    hits = index.search(texts, k, pool, q_vectors)
     X: List[np.ndarray] = []
     y: List[np.ndarray] = []
     for q, cands in zip(queries, hits):
-        X.append(pair_features(index, query_text[q], cands, 100))
+        X.append(pair_features(index, query_text[q], cands, pool))
         y.append(np.asarray([c.row in gold.get(q, set()) for c in cands], dtype=np.float64))
-    reranker = FeatureReranker(l2=l2, pool=100).fit(np.concatenate(X), np.concatenate(y))
+    reranker = FeatureReranker(l2=l2, pool=pool).fit(np.concatenate(X), np.concatenate(y))
     reranker.threshold = _inner_threshold(X, y, [n_links.get(q, 0) for q in queries], l2, seed)
     srsly.write_json(Path(index_dir) / RERANKER_FILE, reranker.to_dict())
     return {
@@ -90,4 +105,5 @@ def train_reranker(
         "unresolved_sources": unresolved,
         "threshold": reranker.threshold,
         "k": k,
+        "fusion": {"weights": index.cfg["weights"], "rrf_k": index.cfg["rrf_k"]},
     }
