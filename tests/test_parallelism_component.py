@@ -9,7 +9,7 @@ from thinc.api import fix_random_seed
 from spacy_rhetoric import get_parallelisms, render, set_parallelisms
 from spacy_rhetoric.parallelism.component import SCORE_KEYS
 from spacy_rhetoric.parallelism.evaluate import evaluate_parallelism, tune_outside_penalty
-from spacy_rhetoric.parallelism.types import predict_type
+from spacy_rhetoric.parallelism.types import N_ALIGNMENT_FEATURES, predict_type
 
 TEXTS = [
     "non in fabricis parietibus , non in nitore marmorum , sed in hominibus fidelibus .",
@@ -148,13 +148,26 @@ def test_overfitting_IO(tmp_path):
     typing = evaluate_parallelism(gold_path, nlp=nlp)["type_on_gold"]
     assert typing["n"] == 4 and typing["n_chiastic"] == 1 and typing["majority"] == 0.75
     weights = tagger.cfg["type_weights"]
-    assert len(weights) == 6  # fitted on the typed training parallelisms
+    # the alignment typer, fitted on the typed training parallelisms (no encoder here)
+    assert len(weights) == N_ALIGNMENT_FEATURES and tagger.cfg["typer"] == "alignment"
+    assert tagger.cfg["type_layer"] is None
     typed = [
         (p.label, predict_type(weights, p.branches))
         for eg in examples
         for p in get_parallelisms(eg.reference)
     ]
     assert typing["accuracy"] == sum(g == t for g, t in typed) / 4
+    # pipelines saved before the alignment typer (no "typer" in cfg, six weights)
+    # keep typing with the inversion classifier
+    old = {k: v for k, v in tagger.cfg.items() if k not in ("typer", "type_layer")}
+    old["type_weights"] = [0.0, 0.0, 1.0, 0.0, 0.0, -0.5]
+    tagger.cfg = old
+    reference = examples[0].reference
+    offsets = [p.offsets for p in get_parallelisms(reference)]
+    assert tagger.type_parallelisms(reference, offsets) == [
+        predict_type(old["type_weights"], [reference[s:e] for s, e in o], typer="inversion")
+        for o in offsets
+    ]
     html = render(predicted[1])
     assert "corde" in html and ("P1 synchystic" in html or "P1 chiastic" in html)
 

@@ -36,7 +36,15 @@ from .tags import (
     split_link,
     transition_constraints,
 )
-from .types import fit_type_classifier, inversion_features, predict_type
+from .types import (
+    ALIGNMENT_L2,
+    TYPE_LAYER,
+    TYPER_ALIGNMENT,
+    describe_typer,
+    fit_type_classifier,
+    predict_type,
+    type_features,
+)
 
 LINK_MODES = ("tags", "pairwise")
 
@@ -310,20 +318,80 @@ class ParallelismTagger(TrainablePipe):
         self.model.initialize(X=(docs, None))
 
     def _fit_types(self, get_examples: Callable[[], Iterable[Example]]) -> None:
-        """Fit the synchystic/chiastic classifier on the typed gold parallelisms (none
-        fitted when the data is untyped: predictions are then labelled "parallelism")."""
+        """Fit the synchystic/chiastic classifier (the "alignment" typer, with the
+        states of the tagger's frozen encoder where it has one) on the typed gold
+        parallelisms; none is fitted when the data is untyped: predictions are then
+        labelled "parallelism"."""
+        encoder, layer = self._type_encoder()
+        self.cfg["typer"] = TYPER_ALIGNMENT
+        self.cfg["type_layer"] = None if encoder is None else encoder.layers[layer]
         features, chiastic = [], []
         for example in get_examples():
-            for parallelism in get_parallelisms(example.reference, self.cfg["spans_key"]):
-                if parallelism.label in (SYNCHYSTIC, CHIASTIC):
-                    features.append(inversion_features(parallelism.branches))
-                    chiastic.append(parallelism.label == CHIASTIC)
+            doc = example.reference
+            typed = [
+                p
+                for p in get_parallelisms(doc, self.cfg["spans_key"])
+                if p.label in (SYNCHYSTIC, CHIASTIC)
+            ]
+            if not typed:
+                continue
+            states = None if encoder is None else encoder.states([doc])[0][:, layer]
+            for parallelism in typed:
+                vectors = _branch_vectors(states, parallelism.offsets)
+                features.append(type_features(TYPER_ALIGNMENT, parallelism.branches, vectors))
+                chiastic.append(parallelism.label == CHIASTIC)
         if features:
             self.cfg["type_weights"] = fit_type_classifier(
-                numpy.stack(features), numpy.asarray(chiastic)
+                numpy.stack(features), numpy.asarray(chiastic), l2=ALIGNMENT_L2
             )
         else:
             self.cfg["type_weights"] = []
+
+    def _type_encoder(self) -> Tuple[Optional[Any], int]:
+        """The frozen encoder inside the model whose states the alignment typer reads,
+        and the index of its layer closest to TYPE_LAYER (or the one the cfg names).
+
+        RETURNS (Tuple[Optional[FrozenEncoder], int]): (None, 0) without an encoder.
+        """
+        for node in self.model.walk():
+            slot = node.attrs.get("frozen_encoder")
+            if slot is None:
+                continue
+            layers = list(slot.settings["layers"])
+            wanted = self.cfg.get("type_layer") or TYPE_LAYER
+            index = min(range(len(layers)), key=lambda i: abs(layers[i] - wanted))
+            return slot.get(), index
+        return None, 0
+
+    def type_parallelisms(
+        self, doc: Doc, parallelisms: Sequence[Sequence[Tuple[int, int]]]
+    ) -> List[str]:
+        """Type parallelisms of a doc with the fitted classifier.
+
+        doc (Doc): the doc.
+        parallelisms (Sequence[Sequence[Tuple[int, int]]]): per parallelism, its
+            branches as (start, end) token offsets in text order.
+        RETURNS (List[str]): per parallelism "synchystic" or "chiastic"; "parallelism"
+            (untyped) when no classifier was fitted.
+        """
+        weights = self.cfg.get("type_weights") or []
+        if not weights:
+            return [UNTYPED] * len(parallelisms)
+        typer, layer = describe_typer(self.cfg)
+        states = None
+        if typer == TYPER_ALIGNMENT and layer is not None and parallelisms:
+            encoder, index = self._type_encoder()
+            if encoder is not None and encoder.layers[index] == layer:
+                states = encoder.states([doc])[0][:, index]
+        return [
+            predict_type(
+                weights,
+                [doc[start:end] for start, end in offsets],
+                _branch_vectors(states, offsets),
+                typer,
+            )
+            for offsets in (sorted(o) for o in parallelisms)
+        ]
 
     def predict(self, docs: Iterable[Doc]) -> List[List[List[str]]]:
         """Predict the tag rows (one per stratum) of each doc.
@@ -368,13 +436,11 @@ class ParallelismTagger(TrainablePipe):
         """Decode the tag rows and write the parallelisms to doc.spans."""
         for doc, tags in zip(docs, rows):
             decoded = decode_strata(tags, self.scheme) if len(doc) else []
-            weights = self.cfg["type_weights"]
-            items = []
-            for offsets, stratum in decoded:
-                label = UNTYPED
-                if weights:
-                    label = predict_type(weights, [doc[start:end] for start, end in offsets])
-                items.append((offsets, label, stratum))
+            labels = self.type_parallelisms(doc, [offsets for offsets, _ in decoded])
+            items = [
+                (offsets, label, stratum)
+                for (offsets, stratum), label in zip(decoded, labels, strict=True)
+            ]
             set_parallelisms(doc, items, self.cfg["spans_key"])
 
     def _gold(self, examples: Sequence[Example]) -> Dict[str, Any]:
@@ -463,3 +529,13 @@ class ParallelismTagger(TrainablePipe):
             self._setup_model()
             self.model.initialize()
         self.model.from_bytes(data)
+
+
+def _branch_vectors(
+    states: Optional[numpy.ndarray], offsets: Sequence[Tuple[int, int]]
+) -> Optional[List[numpy.ndarray]]:
+    """RETURNS (Optional[List[numpy.ndarray]]): per branch, its tokens' rows of the
+    doc's [n_tokens, H] states (None without states)."""
+    if states is None:
+        return None
+    return [states[start:end] for start, end in offsets]

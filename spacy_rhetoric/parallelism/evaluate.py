@@ -13,7 +13,6 @@ from spacy.vocab import Vocab
 from ..corpora.stats import read_docbins
 from .metrics import score_parallelism, score_types
 from .spans import CHIASTIC, DEFAULT_SPANS_KEY, SYNCHYSTIC, get_parallelisms
-from .types import predict_type
 
 
 def _strip(doc: Doc) -> Doc:
@@ -96,13 +95,17 @@ def type_gold_parallelisms(
     ]
     if not taggers:
         return None
-    weights = taggers[0].cfg.get("type_weights") or []
-    pairs = [
-        (parallelism.label, predict_type(weights, parallelism.branches))
-        for doc in gold
-        for parallelism in get_parallelisms(doc, spans_key)
-        if parallelism.label in (SYNCHYSTIC, CHIASTIC)
-    ]
+    if not taggers[0].cfg.get("type_weights"):
+        return None
+    pairs = []
+    for doc in gold:
+        typed = [
+            parallelism
+            for parallelism in get_parallelisms(doc, spans_key)
+            if parallelism.label in (SYNCHYSTIC, CHIASTIC)
+        ]
+        predicted = taggers[0].type_parallelisms(doc, [p.offsets for p in typed])
+        pairs.extend((p.label, label) for p, label in zip(typed, predicted, strict=True))
     return score_types(pairs) if pairs else None
 
 

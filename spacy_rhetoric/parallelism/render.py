@@ -1,7 +1,9 @@
 """displaCy rendering of parallelisms: the branches of one parallelism share one
-label ("P3 chiastic") and one colour."""
+label, its number and type ("P3 chiastic", "P4 synchystic", "P5 parallelism" when
+untyped), and one colour: by default the colour of its type (``displacy_colors``, so
+chiastic parallelisms stand out), or one colour per parallelism."""
 
-from typing import Dict, List, Optional
+from typing import Dict, Iterable, List, Optional
 
 from spacy import displacy
 from spacy.tokens import Doc, Span
@@ -81,11 +83,36 @@ def parallelism_render_data(doc: Doc, spans_key: str = DEFAULT_SPANS_KEY) -> Dic
     return manual_doc(doc, spans)
 
 
+COLOR_BY = ("type", "parallelism")
+
+
+def label_colors(labels: Iterable[str], color_by: str = "type") -> Dict[str, str]:
+    """The colour of each rendering label ("P3 chiastic", ...).
+
+    labels (Iterable[str]): labels made by ``parallelism_render_data``.
+    color_by (str): "type": the palette colour of the label's type; "parallelism": one
+        palette colour per parallelism, in the order of their numbers.
+    RETURNS (Dict[str, str]): label -> colour.
+    """
+    if color_by not in COLOR_BY:
+        raise ValueError(
+            f"parallelism render: color_by must be 'type' or 'parallelism', got '{color_by}'."
+        )
+    ordered = sorted(set(labels), key=lambda s: int(s[1:].split()[0]))
+    if color_by == "parallelism":
+        return {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(ordered)}
+    palette = displacy_colors()
+    return {
+        label: palette.get(label.split()[1].upper(), palette["PARALLELISM"]) for label in ordered
+    }
+
+
 def render(
     doc: Doc,
     spans_key: str = DEFAULT_SPANS_KEY,
     page: bool = False,
     options: Optional[Dict] = None,
+    color_by: str = "type",
 ) -> str:
     """Render a doc's parallelisms as HTML with displaCy's span visualizer.
 
@@ -93,11 +120,11 @@ def render(
     spans_key (str): the span group holding the branches.
     page (bool): return a complete HTML page rather than a fragment.
     options (Optional[Dict]): extra displaCy options.
+    color_by (str): "type" (one colour per type) or "parallelism" (one per parallelism).
     RETURNS (str): the HTML.
     """
     data = parallelism_render_data(doc, spans_key)
-    labels = sorted({span["label"] for span in data["spans"]}, key=lambda s: int(s[1:].split()[0]))
-    colors = {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(labels)}
+    colors = label_colors((span["label"] for span in data["spans"]), color_by)
     render_options = {"colors": colors}
     render_options.update(options or {})
     return displacy.render(
