@@ -143,7 +143,10 @@ def chiasmus_cli(
 
 @app.command("chiasmus-eval")
 def chiasmus_eval_cli(
-    language: str = Arg(..., help="de (GerDraCor, 5-fold CV) or en (Dubremetz & Nivre)"),
+    language: str = Arg(
+        ...,
+        help="de (GerDraCor, 5-fold CV), en (Dubremetz & Nivre) or en-mb (Meyer/Berthomet)",
+    ),
     data_dir: Path = Arg(..., help="The dataset's directory or file", exists=True),
     output: Optional[Path] = Opt(None, "--output", "-o", help="Write the metrics as JSON"),
     tagger: Optional[Path] = Opt(
@@ -151,51 +154,85 @@ def chiasmus_eval_cli(
         "--tagger",
         help="en: pipeline giving POS, lemmas, parse (configs/chiasmus/en_tagger.cfg)",
     ),
-    n_folds: int = Opt(5, "--folds", help="de: number of folds"),
+    n_folds: int = Opt(5, "--folds", help="de, en-mb: number of folds"),
     seed: int = Opt(0, "--seed", help="Seed of the folds and of training"),
+    seeds: Optional[str] = Opt(
+        None, "--seeds", help="de, en-mb: fold seeds of a repeated CV, e.g. 0,1,2,3,4"
+    ),
     groups: str = Opt("D,L,E", "--groups", help="Feature groups, e.g. D,L"),
-    ablation: bool = Opt(False, "--ablation", help="Also run L, D, D+L"),
+    ablation: bool = Opt(False, "--ablation", help="Also run D, L, E, D+L"),
+    scorer_v1: bool = Opt(
+        False, "--v1", help="ChiasmusScorer.v1 (E from static vectors/tensor, no encoder)"
+    ),
     as_json: bool = Opt(False, "--json", help="Print JSON"),
 ):
     """Run a chiasmus evaluation protocol and report average precision.
 
     de: stratified k-fold CV over the annotated candidates, positives {a, c, fa, fc}
-    ("full") and {a, c} with fa/fc removed ("fp_removed"); mean and sample sd of AP.
+    ("full") and {a, c} with fa/fc removed ("fp_removed"); mean and sample sd of AP
+    over all folds of all fold seeds, the plain D+L logistic regression beside it.
     en: train on the train split, AP on test; True is positive, the other categories
-    negative ("all_negative") or with duplicates removed ("duplicates_removed")."""
+    negative ("all_negative") or with duplicates removed ("duplicates_removed").
+    en-mb: salient chiasmi vs non-chiasmi (whole texts), grouped k-fold CV.
+    The E features come from the multilingual encoder (ChiasmusScorer.v2), their layers
+    chosen by an inner CV on each training set."""
     import spacy_rhetoric  # noqa: F401
 
     from . import component, metrics, model  # noqa: F401  (registers)
-    from .evaluate import DEFAULT_SETTINGS, evaluate_english, evaluate_german, feature_ablation
+    from .evaluate import (
+        DEFAULT_SETTINGS,
+        SCORER_V1,
+        evaluate_english,
+        evaluate_english_mb,
+        evaluate_german,
+        feature_ablation,
+    )
 
-    if language not in ("de", "en"):
-        msg.fail(f"Unknown language '{language}': use de or en.", exits=1)
+    if language not in ("de", "en", "en-mb"):
+        msg.fail(f"Unknown language '{language}': use de, en or en-mb.", exits=1)
     settings = {
         **DEFAULT_SETTINGS,
         "model": {**DEFAULT_SETTINGS["model"], "feature_groups": groups.split(",")},
     }
+    if scorer_v1:
+        settings["model"]["@architectures"] = SCORER_V1
+        settings["model"]["vectors"] = "auto"
+    fold_seeds = [int(x) for x in seeds.split(",")] if seeds else None
     progress = None if as_json else msg.text
 
     def run(changed: Dict[str, Any]) -> Dict[str, Any]:
         if language == "de":
-            return evaluate_german(data_dir, changed, n_folds, seed, progress)
+            return evaluate_german(data_dir, changed, n_folds, seed, progress, fold_seeds)
+        if language == "en-mb":
+            return evaluate_english_mb(
+                data_dir, tagger, changed, n_folds, fold_seeds or [seed], progress
+            )
         return evaluate_english(data_dir, tagger, changed, seed, progress)
 
     start = time.perf_counter()
     try:
         results = run(settings)
         if ablation:
-            results["ablation"] = feature_ablation(run, [["L"], ["D"], ["D", "L"]], settings)
+            combos = [["D"], ["L"], ["E"], ["D", "L"]]
+            results["ablation"] = feature_ablation(run, combos, settings)
     except ValueError as err:
         msg.fail(str(err), exits=1)
     results["seconds"] = time.perf_counter() - start
     if emit_json(results, output, as_json):
         return
-    if language == "de":
+    if language in ("de", "en-mb"):
+        names = ("full", "fp_removed") if language == "de" else ("salient_vs_non",)
         rows = [
-            (name, f"{results[name]['ap_mean']:.3f} ± {results[name]['ap_sd']:.3f}")
-            for name in ("full", "fp_removed")
+            (
+                name,
+                f"{results[name]['ap_mean']:.3f} ± {results[name]['ap_sd']:.3f}",
+                f"{results[name]['baseline_dl_logreg']['ap_mean']:.3f} ± "
+                f"{results[name]['baseline_dl_logreg']['ap_sd']:.3f}",
+            )
+            for name in names
         ]
+        msg.table(rows, header=("setting", "AP", "D+L logreg"), divider=True)
+        return
     else:
         rows = [
             (name, f"{results[name]['ap_test']:.3f}")

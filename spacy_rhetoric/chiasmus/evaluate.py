@@ -24,9 +24,30 @@ True is the only positive label. Treatment of the other categories:
   candidate's words in the same chiasmus) are removed from training and test; the
   rest as above.
 
+English, second protocol (Meyer, Nurbakova & Berthomet, ``chiasmus-en-mb``): whole
+texts, not candidates: the salient chiasmi (positive) against the random extracts
+without a chiastic repetition (negative). A text's score is the highest score of its
+suggested candidates (0 without any). The data give no positions, so training is
+multiple-instance: every candidate of a negative text is negative (at most
+``max_negatives`` per text, chosen at random), and in each positive text the candidate
+with the most repeated A/A' and B/B' lemmas (then the shortest) is positive; a second
+round takes instead the candidate the first model scores highest. The folds are
+grouped: texts that are near-duplicates (the same normalised text, one inside the
+other, or word-trigram Jaccard >= 0.5) are one group, and a group never spans two
+folds; folds are balanced by positives.
+
+E features from the encoder (``spacy-rhetoric.ChiasmusScorer.v2``): the layers are
+chosen per training set, from ``settings["layer_grid"]``, by an inner stratified CV on
+the training part only (a plain L2 logistic regression over the same feature groups,
+``fit_logistic``); the finder is then trained with the chosen layers. Beside every
+cross-validation, the plain logistic regression over the D+L features on the identical
+folds is reported ("baseline_dl_logreg").
+
 Each protocol trains the ``chiasmus_finder`` component in process (the same code that
 ``spacy train`` runs) on the annotated candidates only, then scores the held-out
-annotated candidates with ``ChiasmusFinder.score_candidates``.
+annotated candidates with ``ChiasmusFinder.score_candidates``. Repeated CV: one
+stratified k-fold split per fold seed (``seeds``), mean and sample sd of AP over all
+folds of all seeds.
 """
 
 import random
@@ -42,6 +63,7 @@ from spacy.training import Example
 from thinc.api import fix_random_seed
 
 from .component import ChiasmusFinder, gold_candidates
+from .features import candidate_features, encoder_e_features, feature_names
 from .metrics import average_precision
 
 GERMAN_FULL = ("a", "c", "fa", "fc")
@@ -50,17 +72,27 @@ GERMAN_FP = ("fa", "fc")
 ENGLISH_POSITIVE = ("True",)
 ENGLISH_DUPLICATES = ("Duplicate", "DuplicateOfBorderline")
 
+SCORER_V1 = "spacy-rhetoric.ChiasmusScorer.v1"
+SCORER_V2 = "spacy-rhetoric.ChiasmusScorer.v2"
 DEFAULT_SETTINGS: Dict[str, Any] = {
     "epochs": 60,
     "batch_size": 32,
     "learn_rate": 0.003,
     "L2": 0.001,
     "model": {
+        "@architectures": SCORER_V2,
         "feature_groups": ["D", "L", "E"],
         "hidden_width": 0,
         "depth": 1,
         "dropout": 0.0,
+        "encoder": "multilingual-e5-small",
+        "encoder_layers": [0, 8],
     },
+    # encoder layers tried by the inner CV of each training set (None: encoder_layers)
+    "layer_grid": [[0], [4], [8], [12], [0, 8], [0, 12]],
+    "inner_folds": 5,
+    "inner_repeats": 3,
+    "baseline_C": 1.0,
 }
 
 
@@ -102,8 +134,12 @@ def stratified_folds(positive: Sequence[bool], n_folds: int = 5, seed: int = 0) 
 
 
 def _component_config(settings: Dict[str, Any], positive: Sequence[str], ignored: Sequence[str]):
+    model = {"@architectures": SCORER_V1, **settings["model"]}
+    if model["@architectures"] == SCORER_V1:
+        for name in ("encoder", "encoder_layers"):
+            model.pop(name, None)
     return {
-        "model": {"@architectures": "spacy-rhetoric.ChiasmusScorer.v1", **settings["model"]},
+        "model": model,
         "positive_labels": list(positive),
         "ignored_labels": list(ignored),
         "training_candidates": "annotated",
@@ -122,7 +158,8 @@ def train_finder(
 
     nlp (Language): the pipeline; its other components are not trained.
     examples (Sequence[Example]): the training examples.
-    settings (Dict[str, Any]): epochs, batch_size, learn_rate, L2 and the model settings.
+    settings (Dict[str, Any]): epochs, batch_size, learn_rate, L2 (and L2_is_weight_decay,
+        default True) and the model settings.
     positive (Sequence[str]): the positive labels.
     ignored (Sequence[str]): labels left out.
     seed (int): the random seed.
@@ -137,6 +174,7 @@ def train_finder(
     optimizer = finder.create_optimizer()
     optimizer.learn_rate = settings["learn_rate"]
     optimizer.L2 = settings["L2"]
+    optimizer.L2_is_weight_decay = settings.get("L2_is_weight_decay", True)
     rng = random.Random(seed)
     order = list(range(len(examples)))
     for _ in range(settings["epochs"]):
@@ -167,6 +205,192 @@ def german_examples(data_dir: Path, nlp: Language) -> List[Example]:
     return [Example(input_doc(nlp.vocab, doc), doc) for doc in docs]
 
 
+def fit_logistic(X: numpy.ndarray, y: Sequence[bool], C: float = 1.0) -> Callable:
+    """A plain L2-regularised logistic regression on standardised features (the loss of
+    scikit-learn's ``LogisticRegression(C=C)``), fitted with L-BFGS.
+
+    X (numpy.ndarray): [n, d] features.
+    y (Sequence[bool]): the targets.
+    C (float): the inverse regularisation strength.
+    RETURNS (Callable[[numpy.ndarray], numpy.ndarray]): features -> probabilities.
+    """
+    from scipy.optimize import minimize
+    from scipy.special import expit
+
+    X = numpy.asarray(X, dtype="float64")
+    target = numpy.asarray(y, dtype="float64")
+    mean = X.mean(0)
+    std = X.std(0)
+    scale = numpy.where(std > 1e-6, std, 1.0)
+    Z = (X - mean) / scale
+
+    def loss(theta: numpy.ndarray) -> Tuple[float, numpy.ndarray]:
+        w, b = theta[:-1], theta[-1]
+        logits = Z @ w + b
+        value = C * numpy.sum(numpy.logaddexp(0.0, logits) - target * logits) + 0.5 * w @ w
+        d = C * (expit(logits) - target)
+        return value, numpy.concatenate((Z.T @ d + w, [d.sum()]))
+
+    theta = minimize(loss, numpy.zeros(Z.shape[1] + 1), jac=True, method="L-BFGS-B").x
+
+    def predict(features: numpy.ndarray) -> numpy.ndarray:
+        Zt = (numpy.asarray(features, dtype="float64") - mean) / scale
+        return expit(Zt @ theta[:-1] + theta[-1])
+
+    return predict
+
+
+class FeatureTable:
+    """The features of one annotated candidate per example, computed once for all folds:
+    the D and L groups and the encoder E features of every layer of ``layers``.
+
+    examples (Sequence[Example]): one annotated candidate per example.
+    groups (Sequence[str]): the groups wanted ("E" needs ``encoder``).
+    encoder (Optional[str]): the encoder of the E features.
+    layers (Sequence[int]): the encoder layers computed.
+    """
+
+    def __init__(
+        self,
+        examples: Sequence[Example],
+        groups: Sequence[str] = ("D", "L", "E"),
+        encoder: Optional[str] = None,
+        layers: Sequence[int] = (),
+        candidates: Optional[Sequence[numpy.ndarray]] = None,
+    ) -> None:
+        from .model import encoder_states
+
+        docs = [eg.predicted for eg in examples]
+        if candidates is None:
+            candidates = [numpy.asarray([c], dtype=numpy.int64) for c, _ in _annotated(examples)]
+        self.layers = list(layers)
+        self.blocks: Dict[str, numpy.ndarray] = {}
+        for group in ("D", "L"):
+            rows = [candidate_features(d, c, groups=[group]) for d, c in zip(docs, candidates)]
+            self.blocks[group] = numpy.concatenate(rows)
+        if "E" in groups and encoder is not None and self.layers:
+            settings = {"name": encoder, "layers": self.layers, "window": 256, "stride": 192}
+            states = encoder_states(settings, docs)
+            rows = [encoder_e_features(st, c, self.layers) for st, c in zip(states, candidates)]
+            self.blocks["E"] = numpy.concatenate(rows)
+
+    def matrix(self, groups: Sequence[str], layers: Sequence[int] = ()) -> numpy.ndarray:
+        """RETURNS (numpy.ndarray): the columns of these groups (E: of these layers)."""
+        parts = []
+        for group in groups:
+            if group != "E":
+                parts.append(self.blocks[group])
+                continue
+            width = self.blocks["E"].shape[1] // len(self.layers)
+            for layer in layers:
+                j = self.layers.index(layer)
+                parts.append(self.blocks["E"][:, j * width : (j + 1) * width])
+        return numpy.hstack(parts)
+
+
+def inner_cv_ap(
+    X: numpy.ndarray,
+    y: Sequence[bool],
+    n_folds: int = 5,
+    seed: int = 0,
+    C: float = 1.0,
+    repeats: int = 1,
+) -> float:
+    """Mean AP of ``fit_logistic`` over a stratified k-fold CV of (X, y), repeated with
+    the fold seeds seed, seed + 1000, ... (``repeats`` of them)."""
+    y = numpy.asarray(y, dtype=bool)
+    aps = []
+    for repeat in range(repeats):
+        folds = stratified_folds(list(y), n_folds, seed + 1000 * repeat)
+        for fold in range(n_folds):
+            train, test = folds != fold, folds == fold
+            if y[train].all() or not y[train].any() or not y[test].any():
+                continue
+            predict = fit_logistic(X[train], y[train], C)
+            aps.append(average_precision(predict(X[test]), y[test]))
+    return float(numpy.mean(aps)) if aps else 0.0
+
+
+def choose_layers(
+    table: FeatureTable,
+    rows: numpy.ndarray,
+    y: Sequence[bool],
+    groups: Sequence[str],
+    grid: Sequence[Sequence[int]],
+    n_folds: int = 5,
+    seed: int = 0,
+    C: float = 1.0,
+    repeats: int = 1,
+) -> Tuple[List[int], Dict[str, float]]:
+    """Choose the encoder layers of the E features by inner CV on training rows only.
+
+    table (FeatureTable): the features of all examples.
+    rows (numpy.ndarray): the indices of the training examples.
+    y (Sequence[bool]): their targets.
+    groups (Sequence[str]): the feature groups of the model.
+    grid (Sequence[Sequence[int]]): the layer sets tried.
+    n_folds (int): inner folds.
+    seed (int): the seed of the inner folds.
+    C (float): the inverse regularisation of the logistic regression.
+    repeats (int): inner CVs with different fold seeds, averaged.
+    RETURNS (Tuple[List[int], Dict[str, float]]): the best set and the inner AP of each.
+    """
+    scores = {}
+    for option in grid:
+        X = table.matrix(groups, option)[rows]
+        scores[",".join(map(str, option))] = inner_cv_ap(X, y, n_folds, seed, C, repeats)
+    best = max(grid, key=lambda option: scores[",".join(map(str, option))])
+    return [int(layer) for layer in best], scores
+
+
+def _summary(aps: Sequence[float]) -> Dict[str, Any]:
+    return {
+        "ap_per_fold": [float(a) for a in aps],
+        "ap_mean": float(numpy.mean(aps)),
+        "ap_sd": float(numpy.std(aps, ddof=1)) if len(aps) > 1 else 0.0,
+        "n_folds_total": len(aps),
+    }
+
+
+def _uses_encoder(settings: Dict[str, Any]) -> bool:
+    model = settings["model"]
+    return (
+        model.get("@architectures", SCORER_V1) == SCORER_V2
+        and model.get("encoder") is not None
+        and "E" in model["feature_groups"]
+    )
+
+
+def _grid_layers(settings: Dict[str, Any]) -> List[int]:
+    grid = settings.get("layer_grid") or [settings["model"]["encoder_layers"]]
+    return sorted({int(layer) for option in grid for layer in option})
+
+
+def _fold_settings(
+    settings: Dict[str, Any],
+    table: Optional[FeatureTable],
+    rows: numpy.ndarray,
+    y: Sequence[bool],
+    seed: int,
+) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """The settings of one training set: the encoder layers chosen on it."""
+    if not _uses_encoder(settings) or not settings.get("layer_grid") or table is None:
+        return settings, {}
+    layers, inner = choose_layers(
+        table,
+        rows,
+        y,
+        settings["model"]["feature_groups"],
+        settings["layer_grid"],
+        settings.get("inner_folds", 5),
+        seed,
+        settings.get("baseline_C", 1.0),
+        settings.get("inner_repeats", 1),
+    )
+    changed = {**settings, "model": {**settings["model"], "encoder_layers": layers}}
+    return changed, {"encoder_layers": layers, "inner_ap": inner}
+
+
 def cross_validate(
     examples: Sequence[Example],
     lang: str,
@@ -177,8 +401,10 @@ def cross_validate(
     seed: int = 0,
     folds: Optional[Sequence[int]] = None,
     progress: Optional[Callable[[str], None]] = None,
+    seeds: Optional[Sequence[int]] = None,
 ) -> Dict[str, Any]:
-    """Stratified k-fold cross-validation of the finder on annotated candidates.
+    """Stratified k-fold cross-validation of the finder on annotated candidates,
+    repeated over fold seeds, with the plain D+L logistic regression on the same folds.
 
     examples (Sequence[Example]): one annotated candidate per example.
     lang (str): the language of the blank pipeline the finder is trained in.
@@ -186,41 +412,68 @@ def cross_validate(
     removed (Sequence[str]): labels whose candidates are removed from the data.
     settings (Optional[Dict[str, Any]]): training and model settings (DEFAULT_SETTINGS).
     n_folds (int): the number of folds.
-    seed (int): the seed of the fold assignment and of training.
+    seed (int): the seed of the fold assignment and of training (without ``seeds``).
     folds (Optional[Sequence[int]]): run only these folds (default: all).
     progress (Optional[Callable[[str], None]]): called with a line per fold.
-    RETURNS (Dict[str, Any]): per-fold AP, mean and sample standard deviation, counts.
+    seeds (Optional[Sequence[int]]): fold seeds of a repeated CV (default: [seed]); each
+        seeds both its fold assignment and the training.
+    RETURNS (Dict[str, Any]): per-fold AP, mean and sample standard deviation over all
+        folds, per-seed means, the layers chosen per fold, the baseline, counts.
     """
     settings = settings or DEFAULT_SETTINGS
+    seeds = list(seeds) if seeds is not None else [seed]
     kept = [eg for eg, (_, label) in zip(examples, _annotated(examples)) if label not in removed]
     labels = [label for _, label in _annotated(kept)]
-    is_positive = [label in positive for label in labels]
-    assignment = stratified_folds(is_positive, n_folds, seed)
+    is_positive = numpy.asarray([label in positive for label in labels], dtype=bool)
+    groups = settings["model"]["feature_groups"]
+    encoder = settings["model"].get("encoder") if _uses_encoder(settings) else None
+    table = FeatureTable(kept, groups, encoder, _grid_layers(settings) if encoder else ())
+    baseline_X = table.matrix(["D", "L"])
     nlp = spacy.blank(lang)
     aps: List[float] = []
-    for fold in range(n_folds) if folds is None else folds:
-        train = [eg for eg, f in zip(kept, assignment) if f != fold]
-        test = [eg for eg, f in zip(kept, assignment) if f == fold]
-        start = time.perf_counter()
-        finder = train_finder(nlp, train, settings, positive, seed=seed)
-        scores = rank_annotated(finder, test)
-        truth = [p for p, f in zip(is_positive, assignment) if f == fold]
-        aps.append(average_precision(scores, truth))
-        if progress is not None:
-            progress(
-                f"fold {fold}: AP {aps[-1]:.3f} ({sum(truth)} of {len(truth)} positive, "
-                f"{time.perf_counter() - start:.1f}s)"
+    baseline: List[float] = []
+    details: List[Dict[str, Any]] = []
+    for fold_seed in seeds:
+        assignment = stratified_folds(list(is_positive), n_folds, fold_seed)
+        for fold in range(n_folds) if folds is None else folds:
+            rows = numpy.flatnonzero(assignment != fold)
+            test_rows = numpy.flatnonzero(assignment == fold)
+            start = time.perf_counter()
+            fold_settings, chosen = _fold_settings(
+                settings, table, rows, is_positive[rows], fold_seed
             )
+            train = [kept[i] for i in rows]
+            test = [kept[i] for i in test_rows]
+            finder = train_finder(nlp, train, fold_settings, positive, seed=fold_seed)
+            truth = is_positive[test_rows]
+            aps.append(average_precision(rank_annotated(finder, test), truth))
+            predict = fit_logistic(
+                baseline_X[rows], is_positive[rows], settings.get("baseline_C", 1.0)
+            )
+            baseline.append(average_precision(predict(baseline_X[test_rows]), truth))
+            details.append({"seed": fold_seed, "fold": fold, "ap": aps[-1], **chosen})
+            if progress is not None:
+                layers = f", layers {chosen['encoder_layers']}" if chosen else ""
+                progress(
+                    f"seed {fold_seed} fold {fold}: AP {aps[-1]:.3f} (D+L logreg "
+                    f"{baseline[-1]:.3f}; {int(truth.sum())} of {len(truth)} positive{layers}, "
+                    f"{time.perf_counter() - start:.1f}s)"
+                )
+    per_seed = len(aps) // len(seeds)
     return {
         "positive_labels": list(positive),
         "removed_labels": list(removed),
         "n_candidates": len(kept),
-        "n_positive": int(sum(is_positive)),
+        "n_positive": int(is_positive.sum()),
         "n_folds": n_folds,
-        "seed": seed,
-        "ap_per_fold": aps,
-        "ap_mean": float(numpy.mean(aps)),
-        "ap_sd": float(numpy.std(aps, ddof=1)) if len(aps) > 1 else 0.0,
+        "seed": seeds[0],
+        "seeds": seeds,
+        **_summary(aps),
+        "ap_per_seed": [
+            float(numpy.mean(aps[i * per_seed : (i + 1) * per_seed])) for i in range(len(seeds))
+        ],
+        "folds": details,
+        "baseline_dl_logreg": _summary(baseline),
     }
 
 
@@ -230,10 +483,12 @@ def evaluate_german(
     n_folds: int = 5,
     seed: int = 0,
     progress: Optional[Callable[[str], None]] = None,
+    seeds: Optional[Sequence[int]] = None,
 ) -> Dict[str, Any]:
     """The German protocol: "full" and "fp_removed" cross-validation.
 
     data_dir (Path): the German chiasmus data (a directory or the JSON file).
+    seeds (Optional[Sequence[int]]): fold seeds of a repeated CV (default: [seed]).
     RETURNS (Dict[str, Any]): the results of both settings and the settings used.
     """
     settings = settings or DEFAULT_SETTINGS
@@ -247,7 +502,7 @@ def evaluate_german(
         if progress is not None:
             progress(f"German, {name}: positives {', '.join(positive)}")
         results[name] = cross_validate(
-            examples, "de", positive, removed, settings, n_folds, seed, progress=progress
+            examples, "de", positive, removed, settings, n_folds, seed, None, progress, seeds
         )
     results["settings"] = settings
     return results
@@ -308,10 +563,30 @@ def evaluate_english(
             eg for eg, (_, lab) in zip(data["test"], _annotated(data["test"])) if lab not in removed
         ]
         start = time.perf_counter()
-        finder = train_finder(nlp, train, settings, ENGLISH_POSITIVE, seed=seed)
+        train_truth = numpy.asarray([lab in ENGLISH_POSITIVE for _, lab in _annotated(train)])
+        table = None
+        if _uses_encoder(settings):
+            table = FeatureTable(
+                train,
+                settings["model"]["feature_groups"],
+                settings["model"]["encoder"],
+                _grid_layers(settings),
+            )
+        fold_settings, chosen = _fold_settings(
+            settings, table, numpy.arange(len(train)), train_truth, seed
+        )
+        finder = train_finder(nlp, train, fold_settings, ENGLISH_POSITIVE, seed=seed)
         scores = rank_annotated(finder, test)
         truth = [lab in ENGLISH_POSITIVE for _, lab in _annotated(test)]
         ap = average_precision(scores, truth)
+        # the plain D+L logistic regression, trained on the same training set
+        test_table = FeatureTable(test, ["D", "L"])
+        predict = fit_logistic(
+            FeatureTable(train, ["D", "L"]).matrix(["D", "L"]),
+            train_truth,
+            settings.get("baseline_C", 1.0),
+        )
+        baseline_ap = average_precision(predict(test_table.matrix(["D", "L"])), truth)
         order = numpy.argsort(-scores, kind="stable")
         results[name] = {
             "removed_labels": list(removed),
@@ -320,6 +595,8 @@ def evaluate_english(
             "n_test": len(test),
             "n_test_positive": int(sum(truth)),
             "ap_test": ap,
+            "baseline_dl_logreg_ap_test": baseline_ap,
+            **chosen,
             "ranks_of_positives": [
                 int(r) + 1 for r in numpy.flatnonzero(numpy.asarray(truth)[order])
             ],
@@ -351,3 +628,232 @@ def feature_ablation(
         changed = {**settings, "model": {**settings["model"], "feature_groups": list(combination)}}
         results["+".join(combination)] = run(changed)
     return results
+
+
+MB_POSITIVE_SPLIT = "salient-chiasmi"
+MB_NEGATIVE_SPLIT = "non-chiasmi"
+MB_LABELS = ("True", "False")
+
+
+def near_duplicate_groups(texts: Sequence[str], jaccard: float = 0.5) -> numpy.ndarray:
+    """Group texts that are near-duplicates: the same normalised text (lower-case
+    words), one inside the other, or word-trigram Jaccard similarity >= ``jaccard``;
+    groups are the connected components.
+
+    texts (Sequence[str]): the texts.
+    jaccard (float): the trigram Jaccard threshold.
+    RETURNS (numpy.ndarray): the group id of each text.
+    """
+    import re
+
+    words = [re.findall(r"\w+", text.lower()) for text in texts]
+    norms = [" ".join(w) for w in words]
+    grams = [{tuple(w[i : i + 3]) for i in range(max(1, len(w) - 2))} for w in words]
+    parent = list(range(len(texts)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    index: Dict[Tuple[str, ...], List[int]] = {}
+    for i, g in enumerate(grams):
+        for gram in g:
+            index.setdefault(gram, []).append(i)
+    for i, g in enumerate(grams):
+        others = {j for gram in g for j in index[gram] if j > i}
+        for j in others:
+            shared = len(g & grams[j])
+            similar = shared / max(1, len(g | grams[j])) >= jaccard
+            inside = norms[i] and norms[j] and (norms[i] in norms[j] or norms[j] in norms[i])
+            if similar or inside:
+                parent[find(i)] = find(j)
+    roots = [find(i) for i in range(len(texts))]
+    _, ids = numpy.unique(roots, return_inverse=True)
+    return ids.reshape(-1)
+
+
+def grouped_folds(
+    groups: Sequence[int], positive: Sequence[bool], n_folds: int = 5, seed: int = 0
+) -> numpy.ndarray:
+    """Assign whole groups to folds, balancing the positives and the sizes: groups in
+    a seeded random order, larger first, each to the fold with the fewest positives
+    (then the fewest items).
+
+    RETURNS (numpy.ndarray): the fold of each item.
+    """
+    groups = numpy.asarray(groups)
+    positive = numpy.asarray(positive, dtype=bool)
+    ids = sorted(set(groups.tolist()))
+    random.Random(seed).shuffle(ids)
+    members = {g: numpy.flatnonzero(groups == g) for g in ids}
+    ids.sort(key=lambda g: (-int(positive[members[g]].sum()), -len(members[g])))
+    load_pos = [0] * n_folds
+    load_all = [0] * n_folds
+    folds = numpy.zeros(len(groups), dtype=numpy.int64)
+    for g in ids:
+        rows = members[g]
+        n_pos = int(positive[rows].sum())
+        key = (lambda f: (load_pos[f], load_all[f])) if n_pos else (lambda f: load_all[f])
+        fold = min(range(n_folds), key=key)
+        folds[rows] = fold
+        load_pos[fold] += n_pos
+        load_all[fold] += len(rows)
+    return folds
+
+
+def _mil_example(doc: Doc, candidates: numpy.ndarray, labels: Sequence[str]) -> Example:
+    """An Example whose reference marks these candidates with these labels."""
+    from ..corpora.chiasmus import set_candidate
+
+    reference = doc.copy()
+    for k, (row, label) in enumerate(zip(candidates, labels)):
+        set_candidate(reference, [int(i) for i in row], label, span_id=f"m{k}")
+    return Example(doc, reference)
+
+
+def _prior_choice(doc: Doc, candidates: numpy.ndarray) -> int:
+    """The candidate with the most repeated A/A' and B/B' lemmas, then the shortest."""
+    lex = candidate_features(doc, candidates, groups=["L"])
+    names = feature_names(["L"])
+    repeats = lex[:, names.index("lemma_a_a2")] + lex[:, names.index("lemma_b_b2")]
+    size = candidates[:, -1] - candidates[:, 0]
+    return int(numpy.lexsort((size, -repeats))[0])
+
+
+def evaluate_english_mb(
+    data_dir: Path,
+    tagger: Optional[Path],
+    settings: Optional[Dict[str, Any]] = None,
+    n_folds: int = 5,
+    seeds: Sequence[int] = (0,),
+    progress: Optional[Callable[[str], None]] = None,
+    max_negatives: int = 30,
+) -> Dict[str, Any]:
+    """The Meyer/Berthomet protocol: salient chiasmi vs non-chiasmi, whole texts, grouped
+    k-fold CV with multiple-instance training (see the module docstring).
+
+    data_dir (Path): the Meyer/Berthomet JSON files.
+    tagger (Optional[Path]): a spaCy pipeline that sets POS and lemmas (and a parse).
+    settings (Optional[Dict[str, Any]]): training and model settings.
+    n_folds (int): the number of folds.
+    seeds (Sequence[int]): fold seeds.
+    max_negatives (int): candidates kept per negative text in training.
+    RETURNS (Dict[str, Any]): AP over texts per fold, mean and sd, the D+L baseline.
+    """
+    from ..corpora import convert
+    from .component import build_chiasmus_suggester
+
+    settings = settings or DEFAULT_SETTINGS
+    nlp = spacy.load(tagger) if tagger is not None else spacy.blank("en")
+    conversion = convert("chiasmus-en", Path(data_dir), vocab=nlp.vocab)
+    references = conversion.splits[MB_POSITIVE_SPLIT] + conversion.splits[MB_NEGATIVE_SPLIT]
+    is_positive = numpy.asarray(
+        [i < len(conversion.splits[MB_POSITIVE_SPLIT]) for i in range(len(references))]
+    )
+    inputs = [
+        Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d])
+        for d in references
+    ]
+    docs = list(nlp.pipe(inputs, batch_size=64))
+    suggester = build_chiasmus_suggester()
+    candidates = [suggester.suggest(doc).indices for doc in docs]
+    groups = near_duplicate_groups([d.text for d in references])
+    rng = random.Random(0)
+    negatives = []
+    for cands in candidates:
+        keep = sorted(rng.sample(range(len(cands)), min(max_negatives, len(cands))))
+        negatives.append(cands[keep])
+    prior = [_prior_choice(d, c) if len(c) else -1 for d, c in zip(docs, candidates)]
+    # round-1 training rows of every text: its prior candidate, or its sampled negatives
+    rows_of = [
+        (c[[p]] if pos else n) if len(c) else c[:0]
+        for c, n, p, pos in zip(candidates, negatives, prior, is_positive)
+    ]
+    model = settings["model"]
+    encoder = model.get("encoder") if _uses_encoder(settings) else None
+    table = FeatureTable(
+        [Example(d, d) for d in docs],
+        model["feature_groups"],
+        encoder,
+        _grid_layers(settings) if encoder else (),
+        candidates=rows_of,
+    )
+    owner = numpy.concatenate([numpy.full(len(r), i) for i, r in enumerate(rows_of)])
+    baseline_X = table.matrix(["D", "L"])
+    aps: List[float] = []
+    baseline: List[float] = []
+    details: List[Dict[str, Any]] = []
+    for fold_seed in seeds:
+        assignment = grouped_folds(groups, is_positive, n_folds, fold_seed)
+        for fold in range(n_folds):
+            start = time.perf_counter()
+            train_docs = [i for i in range(len(docs)) if assignment[i] != fold and len(rows_of[i])]
+            test_docs = numpy.flatnonzero(assignment == fold)
+            rows = numpy.flatnonzero(numpy.isin(owner, train_docs))
+            row_truth = is_positive[owner[rows]]
+            fold_settings, chosen = _fold_settings(settings, table, rows, row_truth, fold_seed)
+            examples = [
+                _mil_example(docs[i], rows_of[i], ["True" if is_positive[i] else "False"])
+                for i in train_docs
+            ]
+            finder = train_finder(nlp, examples, fold_settings, ["True"], seed=fold_seed)
+            # round 2: each positive text's best candidate under the round-1 model
+            positives = [i for i in train_docs if is_positive[i]]
+            scores = finder.score_candidates(
+                [docs[i] for i in positives], [candidates[i] for i in positives]
+            )
+            best = {i: int(numpy.argmax(s)) for i, s in zip(positives, scores)}
+            examples = [
+                _mil_example(docs[i], candidates[i][[best[i]]], ["True"])
+                if is_positive[i]
+                else _mil_example(docs[i], rows_of[i], ["False"])
+                for i in train_docs
+            ]
+            finder = train_finder(nlp, examples, fold_settings, ["True"], seed=fold_seed)
+            has = [i for i in test_docs if len(candidates[i])]
+            text_scores = numpy.zeros(len(docs))
+            for i, s in zip(
+                has, finder.score_candidates([docs[i] for i in has], [candidates[i] for i in has])
+            ):
+                text_scores[i] = float(s.max())
+            truth = is_positive[test_docs]
+            aps.append(average_precision(text_scores[test_docs], truth))
+            # the D+L logistic regression on the round-1 rows, text score = max
+            predict = fit_logistic(baseline_X[rows], row_truth, settings.get("baseline_C", 1.0))
+            base_scores = numpy.zeros(len(docs))
+            for i in has:
+                X = FeatureTable(
+                    [Example(docs[i], docs[i])], ["D", "L"], candidates=[candidates[i]]
+                )
+                base_scores[i] = float(predict(X.matrix(["D", "L"])).max())
+            baseline.append(average_precision(base_scores[test_docs], truth))
+            details.append({"seed": fold_seed, "fold": fold, "ap": aps[-1], **chosen})
+            if progress is not None:
+                progress(
+                    f"seed {fold_seed} fold {fold}: AP {aps[-1]:.3f} (D+L logreg "
+                    f"{baseline[-1]:.3f}; {int(truth.sum())} of {len(truth)} positive, "
+                    f"{time.perf_counter() - start:.1f}s)"
+                )
+            nlp.remove_pipe("chiasmus_finder")
+    return {
+        "dataset": "chiasmus-en-mb",
+        "data": str(data_dir),
+        "tagger": str(tagger) if tagger is not None else None,
+        "salient_vs_non": {
+            "n_texts": len(docs),
+            "n_positive": int(is_positive.sum()),
+            "n_groups": int(groups.max()) + 1 if len(groups) else 0,
+            "n_without_candidates": int(sum(len(c) == 0 for c in candidates)),
+            "n_positive_without_candidates": int(
+                sum(len(c) == 0 and p for c, p in zip(candidates, is_positive))
+            ),
+            "n_folds": n_folds,
+            "seeds": list(seeds),
+            **_summary(aps),
+            "folds": details,
+            "baseline_dl_logreg": _summary(baseline),
+        },
+        "settings": settings,
+    }

@@ -33,6 +33,15 @@ vectors the pipeline provides, chosen by ``vectors``:
 * ``"none"``: no vectors.
 
 Without vectors the six cosines are 0 and the flag ``has_vectors`` is 0.
+
+**E from an encoder** (``encoder_e_names``; ``spacy-rhetoric.ChiasmusScorer.v2`` with
+an ``encoder``): per chosen layer of the encoder's hidden states (contextual token
+vectors, the mean over each token's word pieces; layer 0 is the embedding layer, which
+sees no context), the cosines of the same six pairs and four of the candidate's halves
+(``E_LAYER_FEATURES``): the mean vectors of A..B and B'..A', of the tokens strictly
+inside those (A's or A''s vector where there are none), and the difference vectors
+A - B against A' - B' ("parallel") and against B' - A' ("inverted"). The names carry
+the layer (``cos_a_a2@8``).
 """
 
 from typing import Dict, Iterable, List, Optional, Sequence
@@ -89,6 +98,12 @@ D_FEATURES = (
 L_FEATURES = tuple(f"lemma_{x}_{y}" for x, y in PAIRS) + ("lemma_inversion",)
 E_FEATURES = tuple(f"cos_{x}_{y}" for x, y in PAIRS) + ("has_vectors",)
 GROUP_FEATURES = {"D": D_FEATURES, "L": L_FEATURES, "E": E_FEATURES}
+E_LAYER_FEATURES = tuple(f"cos_{x}_{y}" for x, y in PAIRS) + (
+    "cos_halves",
+    "cos_inner",
+    "cos_diff_parallel",
+    "cos_diff_inverted",
+)
 
 HARD_PUNCT = frozenset(". ! ? ; : ( ) [ ] ... … – — --".split())
 SOFT_PUNCT = frozenset((",",))
@@ -124,12 +139,29 @@ CLUE_KINDS = ("negation", "conjunction", "inversion")
 _FEATURE_CHUNK = 4096
 
 
-def feature_names(groups: Sequence[str] = FEATURE_GROUPS) -> List[str]:
+def encoder_e_names(layers: Sequence[int]) -> List[str]:
+    """layers (Sequence[int]): the encoder layers of the E features.
+    RETURNS (List[str]): the names of the encoder E columns, layer by layer.
+    """
+    return [f"{name}@{layer}" for layer in layers for name in E_LAYER_FEATURES]
+
+
+def feature_names(
+    groups: Sequence[str] = FEATURE_GROUPS, encoder_layers: Optional[Sequence[int]] = None
+) -> List[str]:
     """groups (Sequence[str]): feature groups, any of "D", "L", "E", in this order.
+    encoder_layers (Optional[Sequence[int]]): the E features come from these encoder
+        layers (``encoder_e_names``) instead of the vector source's six cosines.
     RETURNS (List[str]): the names of the feature columns.
     """
     validate_groups(groups)
-    return [name for group in groups for name in GROUP_FEATURES[group]]
+    names: List[str] = []
+    for group in groups:
+        if group == "E" and encoder_layers is not None:
+            names.extend(encoder_e_names(encoder_layers))
+        else:
+            names.extend(GROUP_FEATURES[group])
+    return names
 
 
 def validate_groups(groups: Sequence[str]) -> None:
@@ -444,6 +476,54 @@ def _e_features(arrays: DocArrays, roles: Dict[str, numpy.ndarray]) -> Dict[str,
     return values
 
 
+def _unit(matrix: numpy.ndarray) -> numpy.ndarray:
+    norms = numpy.linalg.norm(matrix, axis=-1, keepdims=True)
+    return matrix / numpy.where(norms > 0, norms, 1.0)
+
+
+def _segment_means(prefix: numpy.ndarray, start: numpy.ndarray, stop: numpy.ndarray):
+    """[k, H] mean vectors of the positions start..stop-1 from the prefix sums [n+1, H]."""
+    count = numpy.maximum(stop - start, 1)[:, None]
+    return (prefix[stop] - prefix[start]) / count
+
+
+def encoder_e_features(
+    states: numpy.ndarray, candidates: numpy.ndarray, layers: Sequence[int]
+) -> numpy.ndarray:
+    """The encoder E features (``encoder_e_names(layers)``) of a doc's candidates.
+
+    states (numpy.ndarray): [n_tokens, len(layers), hidden] hidden states of the doc.
+    candidates (numpy.ndarray): [k, 4] (or [k, 6]) token positions A, B, (C, C',) B', A'.
+    layers (Sequence[int]): the layers the states come from, for the column order.
+    RETURNS (numpy.ndarray): [k, len(E_LAYER_FEATURES) * len(layers)] float32.
+    """
+    per_layer = len(E_LAYER_FEATURES)
+    output = numpy.zeros((len(candidates), per_layer * len(layers)), dtype="float32")
+    if len(candidates) == 0:
+        return output
+    candidates = numpy.asarray(candidates, dtype=numpy.int64).reshape(len(candidates), -1)
+    if states.ndim != 3 or states.shape[1] != len(layers) or states.shape[0] <= candidates.max():
+        raise ValueError(
+            f"chiasmus E features: states of shape {states.shape} do not fit the "
+            f"candidates (max position {int(candidates.max())}) and {len(layers)} layers"
+        )
+    a, b, b2, a2 = (candidates[:, _COLUMN[r]] for r in ("a", "b", "b2", "a2"))
+    roles = {"a": a, "b": b, "b2": b2, "a2": a2}
+    cos = lambda u, v: (_unit(u) * _unit(v)).sum(-1)  # noqa: E731
+    for j in range(len(layers)):
+        X = numpy.asarray(states[:, j], dtype="float32")  # [n, H]
+        prefix = numpy.concatenate((numpy.zeros((1, X.shape[1]), "float32"), X.cumsum(0)))
+        columns = [cos(X[roles[x]], X[roles[y]]) for x, y in PAIRS]
+        columns.append(cos(_segment_means(prefix, a, b + 1), _segment_means(prefix, b2, a2 + 1)))
+        left = numpy.where((b - a > 1)[:, None], _segment_means(prefix, a + 1, b), X[a])
+        right = numpy.where((a2 - b2 > 1)[:, None], _segment_means(prefix, b2 + 1, a2), X[a2])
+        columns.append(cos(left, right))
+        columns.append(cos(X[a] - X[b], X[a2] - X[b2]))
+        columns.append(cos(X[a] - X[b], X[b2] - X[a2]))
+        output[:, j * per_layer : (j + 1) * per_layer] = numpy.stack(columns, 1)
+    return output
+
+
 def candidate_features(
     doc: Doc,
     candidates: numpy.ndarray,
@@ -453,6 +533,8 @@ def candidate_features(
     vectors: str = "auto",
     clues: Optional[Dict[str, Iterable[str]]] = None,
     arrays: Optional[DocArrays] = None,
+    encoder_states: Optional[numpy.ndarray] = None,
+    encoder_layers: Optional[Sequence[int]] = None,
 ) -> numpy.ndarray:
     """The feature matrix of a doc's candidates (columns: ``feature_names(groups)``).
 
@@ -464,16 +546,24 @@ def candidate_features(
     clues (Optional[Dict[str, Iterable[str]]]): replacement clue word lists, by kind
         ("negation", "conjunction", "inversion").
     arrays (Optional[DocArrays]): precomputed token arrays of the doc.
+    encoder_states (Optional[numpy.ndarray]): [n_tokens, len(encoder_layers), hidden]
+        hidden states of the doc: the E features come from them (see
+        ``encoder_e_features``); needs ``encoder_layers``.
+    encoder_layers (Optional[Sequence[int]]): the layers of ``encoder_states``.
     RETURNS (numpy.ndarray): [k, n_features] float32.
     """
-    names = feature_names(groups)
+    use_encoder = encoder_layers is not None and "E" in groups
+    if use_encoder and encoder_states is None:
+        raise ValueError("chiasmus features: encoder_layers given without encoder_states")
+    names = feature_names(groups, encoder_layers if use_encoder else None)
     candidates = numpy.asarray(candidates, dtype=numpy.int64)
     output = numpy.zeros((len(candidates), len(names)), dtype="float32")
     if len(candidates) == 0:
         return output
     candidates = candidates.reshape(len(candidates), -1)
     if arrays is None:
-        arrays = DocArrays(doc, lexical_attr, vectors if "E" in groups else "none", clues)
+        source = vectors if "E" in groups and not use_encoder else "none"
+        arrays = DocArrays(doc, lexical_attr, source, clues)
     column = {name: i for i, name in enumerate(names)}
     for start in range(0, len(candidates), _FEATURE_CHUNK):
         chunk = candidates[start : start + _FEATURE_CHUNK]
@@ -483,7 +573,10 @@ def candidate_features(
             values.update(_d_features(arrays, roles["a"], roles["b"], roles["b2"], roles["a2"]))
         if "L" in groups:
             values.update(_l_features(arrays, roles))
-        if "E" in groups:
+        if "E" in groups and use_encoder:
+            block = encoder_e_features(encoder_states, chunk, encoder_layers)
+            values.update(zip(encoder_e_names(encoder_layers), block.T))
+        elif "E" in groups:
             values.update(_e_features(arrays, roles))
         for name, value in values.items():
             output[start : start + len(chunk), column[name]] = value

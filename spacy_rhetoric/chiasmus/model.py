@@ -1,5 +1,13 @@
-"""Registered architecture of the chiasmus scorer:
+"""Registered architectures of the chiasmus scorer:
 candidate features (D/L/E) -> standardisation -> optional ReLU layers -> linear -> sigmoid.
+
+``spacy-rhetoric.ChiasmusScorer.v1`` takes the E features (six cosines) from the
+pipeline's static vectors or ``doc.tensor``; ``spacy-rhetoric.ChiasmusScorer.v2`` takes
+them from chosen layers of a frozen multilingual encoder (``encoder``, by default
+multilingual-e5-small, referenced by name and never written into the pipeline), ten
+cosines per layer (see ``spacy_rhetoric.chiasmus.features``). The encoder is loaded
+only when "E" is among the feature groups; one encoder (and its cache of hidden states
+per document) is shared by every scorer of the process with the same settings.
 
 The model maps ``(docs, candidates)``, where ``candidates[i]`` is the [k_i, 4] (or
 [k_i, 6]) array of token positions of doc i's candidates, to a [sum k_i, 1] array of
@@ -9,14 +17,20 @@ initialization; ``initialize`` fits the standardisation (mean and scale of each
 feature) on the sample it is given.
 """
 
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+import hashlib
+import os
+from collections import OrderedDict
+from functools import lru_cache
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
+from spacy.attrs import IDS as ATTR_IDS
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import Linear, Model, Relu, chain
 from thinc.types import Floats2d, Ints2d
 
+from ..encoders.convert import ENCODER_NAME
 from .features import (
     FEATURE_GROUPS,
     LEXICAL_ATTRS,
@@ -26,6 +40,7 @@ from .features import (
 )
 
 InT = Tuple[List[Doc], List[Ints2d]]
+DEFAULT_ENCODER_LAYERS = (0, 8)
 
 
 @registry.architectures("spacy-rhetoric.ChiasmusScorer.v1")
@@ -52,22 +67,104 @@ def build_chiasmus_scorer(
     RETURNS (Model[Tuple[List[Doc], List[Ints2d]], Floats2d]): the model; its output is
         one probability per candidate, [sum k_i, 1].
     """
+    return _build_scorer(
+        "spacy-rhetoric.ChiasmusScorer.v1",
+        feature_groups,
+        hidden_width,
+        depth,
+        dropout,
+        lexical_attr,
+        vectors,
+        clues,
+        None,
+    )
+
+
+@registry.architectures("spacy-rhetoric.ChiasmusScorer.v2")
+def build_chiasmus_scorer_v2(
+    feature_groups: Sequence[str] = FEATURE_GROUPS,
+    hidden_width: int = 0,
+    depth: int = 1,
+    dropout: float = 0.1,
+    lexical_attr: str = "LEMMA",
+    vectors: str = "none",
+    clues: Optional[Dict[str, List[str]]] = None,
+    encoder: Optional[str] = ENCODER_NAME,
+    encoder_layers: Sequence[int] = DEFAULT_ENCODER_LAYERS,
+    window: int = 256,
+    stride: int = 192,
+) -> Model[InT, Floats2d]:
+    """Build the chiasmus scorer whose E features come from a frozen encoder.
+
+    feature_groups (Sequence[str]): the feature groups, any of "D" (Dubremetz-style), "L"
+        (lemma equalities), "E" (encoder cosines); the encoder is loaded only with "E".
+    hidden_width (int): width of the hidden ReLU layers; 0 gives logistic regression.
+    depth (int): number of hidden layers (ignored when hidden_width is 0).
+    dropout (float): dropout after each hidden layer.
+    lexical_attr (str): the token attribute compared as "lemma": LEMMA, NORM, LOWER or ORTH.
+    vectors (str): the vector source of the E features when ``encoder`` is None
+        ("auto", "static", "tensor", "none"; the six cosines of v1).
+    clues (Optional[Dict[str, List[str]]]): replacement clue word lists ("negation",
+        "conjunction", "inversion") instead of the built-in lists of the doc's language.
+    encoder (Optional[str]): a Hugging Face model directory or "multilingual-e5-small"
+        (see spacy-rhetoric.EncoderVectors.v1); None: E from ``vectors`` as in v1.
+    encoder_layers (Sequence[int]): the hidden states whose cosines are features (0:
+        the embedding layer, 12: the last layer of multilingual-e5-small).
+    window (int): word pieces per encoder window.
+    stride (int): word pieces between window starts.
+    RETURNS (Model[Tuple[List[Doc], List[Ints2d]], Floats2d]): the model; its output is
+        one probability per candidate, [sum k_i, 1].
+    """
+    settings = None
+    if encoder is not None:
+        layers = tuple(int(layer) for layer in encoder_layers)
+        if not layers or len(set(layers)) != len(layers) or min(layers) < 0:
+            raise ValueError(
+                "spacy-rhetoric.ChiasmusScorer.v2: encoder_layers must be distinct layer "
+                f"numbers >= 0, got {list(encoder_layers)}"
+            )
+        if not 0 < stride <= window:
+            raise ValueError(
+                f"spacy-rhetoric.ChiasmusScorer.v2: need 0 < stride <= window, got "
+                f"{stride}, {window}"
+            )
+        settings = {"name": encoder, "layers": list(layers), "window": window, "stride": stride}
+    return _build_scorer(
+        "spacy-rhetoric.ChiasmusScorer.v2",
+        feature_groups,
+        hidden_width,
+        depth,
+        dropout,
+        lexical_attr,
+        vectors,
+        clues,
+        settings,
+    )
+
+
+def _build_scorer(
+    arch: str,
+    feature_groups: Sequence[str],
+    hidden_width: int,
+    depth: int,
+    dropout: float,
+    lexical_attr: str,
+    vectors: str,
+    clues: Optional[Dict[str, List[str]]],
+    encoder: Optional[Dict[str, Any]],
+) -> Model[InT, Floats2d]:
     groups = list(feature_groups)
-    names = feature_names(groups)
+    names = feature_names(groups, encoder["layers"] if encoder and "E" in groups else None)
     if lexical_attr not in LEXICAL_ATTRS:
         raise ValueError(
-            f"spacy-rhetoric.ChiasmusScorer.v1: lexical_attr must be one of {LEXICAL_ATTRS}, "
-            f"got {lexical_attr!r}"
+            f"{arch}: lexical_attr must be one of {LEXICAL_ATTRS}, got {lexical_attr!r}"
         )
     if vectors not in VECTOR_SOURCES:
-        raise ValueError(
-            f"spacy-rhetoric.ChiasmusScorer.v1: vectors must be one of {VECTOR_SOURCES}, "
-            f"got {vectors!r}"
-        )
+        raise ValueError(f"{arch}: vectors must be one of {VECTOR_SOURCES}, got {vectors!r}")
     if hidden_width < 0 or depth < 0:
-        raise ValueError("spacy-rhetoric.ChiasmusScorer.v1: hidden_width and depth must be >= 0")
+        raise ValueError(f"{arch}: hidden_width and depth must be >= 0")
     layers: List[Model] = [
-        chiasmus_featurizer(groups, lexical_attr, vectors, clues),
+        chiasmus_featurizer(groups, lexical_attr, vectors, clues, encoder),
         feature_standardizer(len(names)),
     ]
     width = len(names)
@@ -87,24 +184,157 @@ def chiasmus_featurizer(
     lexical_attr: str = "LEMMA",
     vectors: str = "auto",
     clues: Optional[Dict[str, List[str]]] = None,
+    encoder: Optional[Dict[str, Any]] = None,
 ) -> Model[InT, Floats2d]:
-    """A layer without parameters: (docs, candidates) -> [sum k_i, n_features] features."""
+    """A layer without parameters: (docs, candidates) -> [sum k_i, n_features] features.
+
+    encoder (Optional[Dict[str, Any]]): the settings of the frozen encoder of the E
+        features ("name", "layers", "window", "stride"); None: E from ``vectors``.
+    """
+    if "E" not in groups:
+        encoder = None
+    attrs = {"groups": tuple(groups), "lexical_attr": lexical_attr, "vectors": vectors}
+    attrs["clues"] = clues
+    if encoder is not None:
+        attrs["encoder"] = dict(encoder)
+    if encoder is not None or "E" not in groups:
+        # the features are a function of the doc's annotations: memoised in training
+        attrs["training_cache"] = TrainingFeatureCache()
+    layers = encoder["layers"] if encoder is not None else None
     return Model(
         "chiasmus_features",
         _featurize,
-        attrs={
-            "groups": tuple(groups),
-            "lexical_attr": lexical_attr,
-            "vectors": vectors,
-            "clues": clues,
-        },
-        dims={"nO": len(feature_names(groups))},
+        attrs=attrs,
+        dims={"nO": len(feature_names(groups, layers))},
     )
+
+
+@lru_cache(maxsize=4)
+def shared_encoder(name: str, layers: Tuple[int, ...], window: int = 256, stride: int = 192):
+    """The process's FrozenEncoder for these settings, created on first use; its hidden
+    states per document stay cached in memory (and on disk under
+    $SPACY_RHETORIC_FEATURE_CACHE when set).
+
+    name (str): the encoder (see spacy-rhetoric.EncoderVectors.v1).
+    layers (Tuple[int, ...]): the hidden states kept.
+    RETURNS (FrozenEncoder): the encoder.
+    """
+    from ..encoders.vectors import ENV_FEATURE_CACHE, FrozenEncoder
+
+    return FrozenEncoder(
+        name,
+        list(layers),
+        window=window,
+        stride=stride,
+        cache_dir=os.environ.get(ENV_FEATURE_CACHE),
+    )
+
+
+_LIVE_ENCODERS: Dict[Tuple[str, int, int], List[Tuple[int, ...]]] = {}
+
+
+def encoder_states(settings: Dict[str, Any], docs: Sequence[Doc]) -> List[numpy.ndarray]:
+    """The hidden states of docs, from a shared encoder that already runs with these
+    layers or a superset of them (so that models with different layers, e.g. in a
+    cross-validation, share one encoder and its cached states).
+
+    settings (Dict[str, Any]): "name", "layers", "window", "stride".
+    RETURNS (List[numpy.ndarray]): per doc, [n_tokens, len(layers), hidden] float32.
+    """
+    layers = tuple(int(layer) for layer in settings["layers"])
+    key = (settings["name"], int(settings["window"]), int(settings["stride"]))
+    live = _LIVE_ENCODERS.setdefault(key, [])
+    superset = next((found for found in live if set(layers) <= set(found)), None)
+    if superset is None:
+        superset = layers
+        live.append(layers)
+    encoder = shared_encoder(key[0], superset, key[1], key[2])
+    states = encoder.states(docs)
+    if superset == layers:
+        return states
+    columns = [superset.index(layer) for layer in layers]
+    return [doc_states[:, columns] for doc_states in states]
+
+
+_FINGERPRINT_ATTRS = [
+    ATTR_IDS[name]
+    for name in ("ORTH", "SPACY", "POS", "LEMMA", "NORM", "MORPH", "IS_STOP", "SENT_START")
+] + [ATTR_IDS["DEP"], ATTR_IDS["HEAD"]]
+
+
+class TrainingFeatureCache:
+    """Feature rows of (doc, candidates) pairs seen in training, by a fingerprint of
+    everything the D, L and encoder E features read (tokens, whitespace, POS, lemmas,
+    norms, morphology, stop words, sentence starts, the parse, ``user_data["dep"]``,
+    the candidates), so that the epochs of a training run featurize each doc once.
+    Not used for E features from static vectors or ``doc.tensor``; never pickled or
+    serialized (a copy starts empty).
+
+    max_rows (int): feature rows kept (least recently used ones are dropped).
+    """
+
+    def __init__(self, max_rows: int = 200_000) -> None:
+        self.max_rows = max_rows
+        self.rows = 0
+        self.entries: OrderedDict[str, numpy.ndarray] = OrderedDict()
+
+    @staticmethod
+    def key(doc: Doc, candidates: numpy.ndarray) -> str:
+        digest = hashlib.sha1(doc.to_array(_FINGERPRINT_ATTRS).tobytes())
+        dep = doc.user_data.get("dep") if isinstance(doc.user_data, dict) else None
+        digest.update(repr(dep).encode())
+        digest.update(numpy.ascontiguousarray(candidates, dtype=numpy.int64).tobytes())
+        return digest.hexdigest()
+
+    def get(self, key: str) -> Optional[numpy.ndarray]:
+        found = self.entries.get(key)
+        if found is not None:
+            self.entries.move_to_end(key)
+        return found
+
+    def put(self, key: str, rows: numpy.ndarray) -> None:
+        if len(rows) > self.max_rows or key in self.entries:
+            return
+        self.entries[key] = rows
+        self.rows += len(rows)
+        while self.rows > self.max_rows:
+            _, old = self.entries.popitem(last=False)
+            self.rows -= len(old)
+
+    def __reduce__(self):
+        return (TrainingFeatureCache, (self.max_rows,))
+
+    def __deepcopy__(self, memo: Dict) -> "TrainingFeatureCache":
+        return TrainingFeatureCache(self.max_rows)
 
 
 def _featurize(model: Model, inputs: InT, is_train: bool) -> Tuple[Floats2d, Callable]:
     docs, candidates = inputs
     attrs = model.attrs
+    cache = attrs.get("training_cache") if is_train else None
+    if cache is not None:
+        keys = [cache.key(doc, numpy.asarray(c)) for doc, c in zip(docs, candidates)]
+        found = [cache.get(key) for key in keys]
+        missing = [i for i, rows in enumerate(found) if rows is None]
+        if missing:
+            inner = ([docs[i] for i in missing], [candidates[i] for i in missing])
+            computed, _ = _featurize(model, inner, False)
+            computed = model.ops.to_numpy(computed)
+            offsets = numpy.cumsum([0] + [len(candidates[i]) for i in missing])
+            for j, i in enumerate(missing):
+                found[i] = computed[offsets[j] : offsets[j + 1]]
+                cache.put(keys[i], found[i])
+        n_features = model.get_dim("nO")
+        blocks = [rows for rows in found if len(rows)]
+        X = numpy.concatenate(blocks) if blocks else numpy.zeros((0, n_features), "float32")
+        return model.ops.asarray2f(X), lambda dX: inputs
+    encoder = attrs.get("encoder")
+    if encoder is not None:
+        nonempty = [doc for doc, cands in zip(docs, candidates) if len(cands)]
+        found = iter(encoder_states(encoder, nonempty)) if nonempty else iter(())
+        states = [next(found) if len(cands) else None for cands in candidates]
+    else:
+        states = [None] * len(docs)
     blocks = [
         candidate_features(
             doc,
@@ -113,8 +343,10 @@ def _featurize(model: Model, inputs: InT, is_train: bool) -> Tuple[Floats2d, Cal
             lexical_attr=attrs["lexical_attr"],
             vectors=attrs["vectors"],
             clues=attrs["clues"],
+            encoder_states=doc_states,
+            encoder_layers=encoder["layers"] if encoder is not None else None,
         )
-        for doc, cands in zip(docs, candidates)
+        for doc, cands, doc_states in zip(docs, candidates, states)
     ]
     n_features = model.get_dim("nO")
     X = numpy.concatenate(blocks) if blocks else numpy.zeros((0, n_features), dtype="float32")
