@@ -2,8 +2,8 @@
 
 The suggester (``spacy-rhetoric.chiasmus_suggester.v1``) proposes every crosswise
 inversion A B B' A' of equal parts of speech in a window (see ``candidates``); the
-scorer model (``spacy-rhetoric.ChiasmusScorer.v1``) gives each a probability. The
-component writes:
+scorer model (``spacy-rhetoric.ChiasmusScorer.v1``, or ``.v2`` whose E features come
+from a frozen multilingual encoder) gives each a probability. The component writes:
 
 * ``doc.spans[candidates_key]`` (default "chiasmus_candidates"): every scored candidate,
   best first (at most ``max_candidates`` if that is > 0), each a Span A..A';
@@ -204,7 +204,7 @@ def make_chiasmus_finder(
 ) -> "ChiasmusFinder":
     """Create a chiasmus finder.
 
-    model (Model): the scorer (see spacy-rhetoric.ChiasmusScorer.v1).
+    model (Model): the scorer (see spacy-rhetoric.ChiasmusScorer.v1 and .v2).
     suggester (Callable): proposes candidates (see spacy-rhetoric.chiasmus_suggester.v1).
     spans_key (str): the group for candidates scoring at least ``threshold``.
     support_key (str): the group for their supporting tokens.

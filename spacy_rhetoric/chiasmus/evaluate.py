@@ -722,6 +722,33 @@ def _prior_choice(doc: Doc, candidates: numpy.ndarray) -> int:
     return int(numpy.lexsort((size, -repeats))[0])
 
 
+def _mil_round(
+    nlp: Language,
+    finder: ChiasmusFinder,
+    docs: Sequence[Doc],
+    candidates: Sequence[numpy.ndarray],
+    negatives: Sequence[numpy.ndarray],
+    is_positive: numpy.ndarray,
+    train_docs: Sequence[int],
+    settings: Dict[str, Any],
+    seed: int,
+) -> ChiasmusFinder:
+    """A further multiple-instance round: each positive training text's positive is
+    the candidate the current model scores highest; the negatives stay."""
+    positives = [i for i in train_docs if is_positive[i]]
+    scores = finder.score_candidates(
+        [docs[i] for i in positives], [candidates[i] for i in positives]
+    )
+    best = {i: int(numpy.argmax(s)) for i, s in zip(positives, scores)}
+    examples = [
+        _mil_example(docs[i], candidates[i][[best[i]]], ["True"])
+        if is_positive[i]
+        else _mil_example(docs[i], negatives[i], ["False"])
+        for i in train_docs
+    ]
+    return train_finder(nlp, examples, settings, ["True"], seed=seed)
+
+
 def evaluate_english_mb(
     data_dir: Path,
     tagger: Optional[Path],
@@ -741,6 +768,7 @@ def evaluate_english_mb(
     seeds (Sequence[int]): fold seeds.
     max_negatives (int): candidates kept per negative text in training.
     RETURNS (Dict[str, Any]): AP over texts per fold, mean and sd, the D+L baseline.
+        ``settings["mil_rounds"]`` (default 2) sets the multiple-instance rounds.
     """
     from ..corpora import convert
     from .component import build_chiasmus_suggester
@@ -799,19 +827,18 @@ def evaluate_english_mb(
                 for i in train_docs
             ]
             finder = train_finder(nlp, examples, fold_settings, ["True"], seed=fold_seed)
-            # round 2: each positive text's best candidate under the round-1 model
-            positives = [i for i in train_docs if is_positive[i]]
-            scores = finder.score_candidates(
-                [docs[i] for i in positives], [candidates[i] for i in positives]
-            )
-            best = {i: int(numpy.argmax(s)) for i, s in zip(positives, scores)}
-            examples = [
-                _mil_example(docs[i], candidates[i][[best[i]]], ["True"])
-                if is_positive[i]
-                else _mil_example(docs[i], rows_of[i], ["False"])
-                for i in train_docs
-            ]
-            finder = train_finder(nlp, examples, fold_settings, ["True"], seed=fold_seed)
+            for _ in range(settings.get("mil_rounds", 2) - 1):
+                finder = _mil_round(
+                    nlp,
+                    finder,
+                    docs,
+                    candidates,
+                    rows_of,
+                    is_positive,
+                    train_docs,
+                    fold_settings,
+                    fold_seed,
+                )
             has = [i for i in test_docs if len(candidates[i])]
             text_scores = numpy.zeros(len(docs))
             for i, s in zip(
