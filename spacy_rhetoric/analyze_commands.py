@@ -263,9 +263,7 @@ def models_build_cli(
         msg.info(f"{name}: building ...")
         start = time.perf_counter()
         try:
-            info = build_model(
-                name, data, explicit=explicit, log=msg.text, echo=print
-            )
+            info = build_model(name, data, explicit=explicit, log=msg.text, echo=print)
         except ModelError as error:
             msg.fail(str(error), exits=1)
         msg.good(
