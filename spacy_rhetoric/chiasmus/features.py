@@ -244,8 +244,7 @@ def token_vectors(doc: Doc, source: str = "auto") -> Optional[numpy.ndarray]:
             matrix = matrix.get()
     else:
         return None
-    norms = numpy.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / numpy.where(norms > 0, norms, 1.0)
+    return _unit(matrix)
 
 
 class DocArrays:

@@ -19,7 +19,6 @@ feature) on the sample it is given.
 
 import hashlib
 import os
-from collections import OrderedDict
 from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -30,6 +29,7 @@ from spacy.util import registry
 from thinc.api import Linear, Model, Relu, chain
 from thinc.types import Floats2d, Ints2d
 
+from ..encoders.cache import RowCache
 from ..encoders.convert import ENCODER_NAME
 from .features import (
     FEATURE_GROUPS,
@@ -262,7 +262,7 @@ _FINGERPRINT_ATTRS = [
 ] + [ATTR_IDS["DEP"], ATTR_IDS["HEAD"]]
 
 
-class TrainingFeatureCache:
+class TrainingFeatureCache(RowCache):
     """Feature rows of (doc, candidates) pairs seen in training, by a fingerprint of
     everything the D, L and encoder E features read (tokens, whitespace, POS, lemmas,
     norms, morphology, stop words, sentence starts, the parse, ``user_data["dep"]``,
@@ -274,9 +274,7 @@ class TrainingFeatureCache:
     """
 
     def __init__(self, max_rows: int = 200_000) -> None:
-        self.max_rows = max_rows
-        self.rows = 0
-        self.entries: OrderedDict[str, numpy.ndarray] = OrderedDict()
+        super().__init__(max_rows)
 
     @staticmethod
     def key(doc: Doc, candidates: numpy.ndarray) -> str:
@@ -285,21 +283,6 @@ class TrainingFeatureCache:
         digest.update(repr(dep).encode())
         digest.update(numpy.ascontiguousarray(candidates, dtype=numpy.int64).tobytes())
         return digest.hexdigest()
-
-    def get(self, key: str) -> Optional[numpy.ndarray]:
-        found = self.entries.get(key)
-        if found is not None:
-            self.entries.move_to_end(key)
-        return found
-
-    def put(self, key: str, rows: numpy.ndarray) -> None:
-        if len(rows) > self.max_rows or key in self.entries:
-            return
-        self.entries[key] = rows
-        self.rows += len(rows)
-        while self.rows > self.max_rows:
-            _, old = self.entries.popitem(last=False)
-            self.rows -= len(old)
 
     def __reduce__(self):
         return (TrainingFeatureCache, (self.max_rows,))

@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import warnings
-from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -23,6 +22,7 @@ from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d
 
+from .cache import RowCache
 from .convert import ENCODER_NAME, encoder_path
 
 # a directory where training runs share the encoder's hidden states per document
@@ -178,8 +178,7 @@ class FrozenEncoder:
         self.hidden_size = int(model.config.hidden_size)
         self.layers = list(layers)
         self.window, self.stride, self.batch_size = window, stride, batch_size
-        self.cache: OrderedDict[str, numpy.ndarray] = OrderedDict()
-        self.cache_tokens, self.cached_tokens = cache_tokens, 0
+        self.cache = RowCache(cache_tokens)
         self.cache_dir = Path(cache_dir) if cache_dir else None
         info = path / "spacy_rhetoric_encoder.json"
         source = json.loads(info.read_text())["source_sha256"] if info.is_file() else str(path)
@@ -194,16 +193,17 @@ class FrozenEncoder:
         keys = [self._key(doc) for doc in docs]
         found: Dict[int, numpy.ndarray] = {}
         for i, key in enumerate(keys):
-            if key in self.cache:
-                found[i] = self.cache[key]
+            cached = self.cache.get(key)
+            if cached is not None:
+                found[i] = cached
             elif self.cache_dir is not None and (self.cache_dir / f"{key}.npy").is_file():
                 found[i] = numpy.load(self.cache_dir / f"{key}.npy")
-                self._remember(key, found[i])
+                self.cache.put(key, found[i])
         todo = [i for i in range(len(docs)) if i not in found]
         if todo:
             for i, states in zip(todo, self._compute([docs[i] for i in todo])):
                 found[i] = states
-                self._remember(keys[i], states)
+                self.cache.put(keys[i], states)
                 if self.cache_dir is not None:
                     self.cache_dir.mkdir(parents=True, exist_ok=True)
                     tmp = self.cache_dir / f"{keys[i]}.tmp.npy"
@@ -211,14 +211,10 @@ class FrozenEncoder:
                     tmp.replace(self.cache_dir / f"{keys[i]}.npy")
         return [found[i].astype(numpy.float32) for i in range(len(docs))]
 
-    def _remember(self, key: str, states: numpy.ndarray) -> None:
-        if len(states) > self.cache_tokens:
-            return
-        self.cache[key] = states
-        self.cached_tokens += len(states)
-        while self.cached_tokens > self.cache_tokens:
-            _, old = self.cache.popitem(last=False)
-            self.cached_tokens -= len(old)
+    @property
+    def cached_tokens(self) -> int:
+        """RETURNS (int): tokens whose states are held in memory."""
+        return self.cache.rows
 
     def _compute(self, docs: Sequence[Doc]) -> List[numpy.ndarray]:
         import torch
