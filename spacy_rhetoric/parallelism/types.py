@@ -157,49 +157,17 @@ def align(sim: numpy.ndarray, threshold: float = 0.0) -> List[Tuple[int, int]]:
 def count_crossings(pairs: Sequence[Tuple[int, int]]) -> Tuple[int, int]:
     """Count concordant and discordant (crossing) pairs of aligned positions, as in
     Kendall's tau; pairs that share a position on either side count as neither.
-    O(k log k) by merge sort, for k aligned pairs.
 
-    pairs (Sequence[Tuple[int, int]]): aligned (i, j) positions.
+    pairs (Sequence[Tuple[int, int]]): aligned (i, j) positions (a branch has tens of
+        words at most: all pairs of pairs are compared).
     RETURNS (Tuple[int, int]): (concordant, discordant).
     """
-    k = len(pairs)
-    total = k * (k - 1) // 2
-    ties_i = _tied(sorted(i for i, _ in pairs))
-    ties_j = _tied(sorted(j for _, j in pairs))
-    ties_both = _tied(sorted(pairs))
-    # sorted by (i, j), a discordant pair is an inversion of the j sequence
-    discordant = _inversions([j for _, j in sorted(pairs)])
-    concordant = total - discordant - ties_i - ties_j + ties_both
-    return concordant, discordant
-
-
-def _tied(values: Sequence) -> int:
-    """RETURNS (int): the number of pairs of equal values in a sorted sequence."""
-    ties, run = 0, 1
-    for previous, value in zip(values, values[1:]):
-        if value == previous:
-            run += 1
-        else:
-            ties += run * (run - 1) // 2
-            run = 1
-    return ties + run * (run - 1) // 2
-
-
-def _inversions(values: List[int]) -> int:
-    """RETURNS (int): pairs i < j with values[i] > values[j] (merge sort)."""
-    if len(values) < 2:
-        return 0
-    middle = len(values) // 2
-    left, right = values[:middle], values[middle:]
-    count = _inversions(left) + _inversions(right)
-    left.sort()
-    right.sort()
-    j = 0
-    for value in left:
-        while j < len(right) and right[j] < value:
-            j += 1
-        count += j
-    return count
+    if len(pairs) < 2:
+        return 0, 0
+    i, j = numpy.asarray(pairs, dtype=numpy.int64).T
+    # [k, k] sign products above the diagonal: +1 same order, -1 crossing, 0 shared position
+    order = numpy.triu(numpy.sign(i[:, None] - i) * numpy.sign(j[:, None] - j), 1)
+    return int((order > 0).sum()), int((order < 0).sum())
 
 
 def pair_features(
