@@ -2,8 +2,8 @@
 mean ± sd (sample sd over seeds) of every metric on the validation and test splits.
 
 For each seed: ``spacy train CONFIG --system.seed N`` (model selection on the dev
-split), ``tune-parallelism`` (``outside_penalty`` on the dev split), then
-``evaluate-parallelism`` on the opt and test splits. Finished steps are skipped, so
+split), ``parallelism tune`` (``outside_penalty`` on the dev split), then
+``parallelism evaluate`` on the opt and test splits. Finished steps are skipped, so
 an interrupted run resumes. The seed with the best validation (dev, tuned) EPM F1 is
 named as such; test scores are only recorded, never used to choose. Speed is measured
 apart, by encoder_speed.py: with $SPACY_RHETORIC_FEATURE_CACHE set, evaluation reads
@@ -106,7 +106,8 @@ def main() -> None:
                 py
                 + [
                     "spacy_rhetoric",
-                    "tune-parallelism",
+                    "parallelism",
+                    "tune",
                     str(out / "model-best"),
                     str(args.corpus / "dev.spacy"),
                     str(out / "model-tuned"),
@@ -123,7 +124,8 @@ def main() -> None:
                     py
                     + [
                         "spacy_rhetoric",
-                        "evaluate-parallelism",
+                        "parallelism",
+                        "evaluate",
                         str(args.corpus / f"{split}.spacy"),
                         "--model",
                         str(out / "model-tuned"),

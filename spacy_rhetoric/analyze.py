@@ -170,7 +170,7 @@ def text_chunks(text: str, max_chars: int = CHUNK_CHARS) -> Iterator[str]:
     max_chars (int): the longest chunk wanted.
     YIELDS (str): chunks that concatenate to the text.
     """
-    from .chiasmus.commands import text_chunks as paragraphs
+    from .textio import text_chunks as paragraphs
 
     chunk = ""
     for piece in paragraphs(text, max_chars):

@@ -7,6 +7,8 @@ from typing import Iterator, Optional
 from weasel.util import get_checksum, load_project_config
 
 ASSETS_DIR = "assets"
+# the environment variable naming the local data mirror
+DATA_ENV = "SPACY_RHETORIC_DATA"
 
 
 def fetch_assets(project_file: Path, mirror: Optional[str] = None) -> Iterator[str]:

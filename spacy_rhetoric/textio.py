@@ -5,8 +5,9 @@ says how to fix it, so commands can print it and exit instead of crashing deep
 inside a pipeline.
 """
 
+import re
 from pathlib import Path
-from typing import List, Sequence, Union
+from typing import Iterator, List, Sequence, Union
 
 
 class InputError(ValueError):
@@ -79,3 +80,26 @@ def read_text(path: Path, encoding: str = "utf-8") -> str:
             "--encoding (e.g. --encoding latin-1 or cp1252)."
         ) from None
     return text.lstrip("\ufeff")
+
+
+CHUNK_CHARS = 5000
+
+
+def text_chunks(text: str, max_chars: int = CHUNK_CHARS) -> Iterator[str]:
+    """Split a text at blank lines, and paragraphs longer than ``max_chars`` at line
+    ends (or, failing that, at spaces), keeping every character.
+
+    text (str): the text.
+    max_chars (int): the longest chunk wanted.
+    YIELDS (str): the chunks, which concatenate to the text.
+    """
+    for paragraph in re.split(r"(?<=\n\n)", text):
+        while len(paragraph) > max_chars:
+            cut = paragraph.rfind("\n", 0, max_chars)
+            if cut <= 0:
+                cut = paragraph.rfind(" ", 0, max_chars)
+            cut = cut + 1 if cut > 0 else max_chars
+            yield paragraph[:cut]
+            paragraph = paragraph[cut:]
+        if paragraph:
+            yield paragraph

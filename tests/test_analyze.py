@@ -15,7 +15,6 @@ from thinc.api import fix_random_seed
 from typer.testing import CliRunner
 
 import spacy_rhetoric  # noqa: F401
-import spacy_rhetoric.analyze_commands  # noqa: F401  (registers analyze, demo, models)
 from spacy_rhetoric.analyze import (
     LANGUAGES,
     AnalyzeError,

@@ -9,14 +9,15 @@ from thinc.api import fix_random_seed
 from typer.testing import CliRunner
 
 import spacy_rhetoric.cli as cli
-from spacy_rhetoric.chiasmus.commands import find_in_text, text_chunks
 from spacy_rhetoric.chiasmus.evaluate import (
     GERMAN_FULL,
     cross_validate,
     german_examples,
     stratified_folds,
 )
+from spacy_rhetoric.chiasmus.find import find_in_text
 from spacy_rhetoric.corpora.chiasmus import set_candidate
+from spacy_rhetoric.textio import text_chunks
 
 runner = CliRunner()
 LEXICON = {
@@ -81,12 +82,11 @@ def test_text_chunks():
 
 
 def test_chiasmus_command(model_dir, tmp_path):
-    cli._register_capability_commands()
     text = "a woman loves a man , a man loves a woman .\n\nthe dog sees the cat .\n"
     path = tmp_path / "text.txt"
     path.write_text(text, encoding="utf8")
     result = runner.invoke(
-        cli.app, ["chiasmus", str(path), "--model", str(model_dir), "--top", "3", "--json"]
+        cli.app, ["chiasmus", "find", str(path), "--model", str(model_dir), "--top", "3", "--json"]
     )
     assert result.exit_code == 0, result.output
     found = json.loads(result.output)
@@ -98,7 +98,7 @@ def test_chiasmus_command(model_dir, tmp_path):
     assert "[woman]A" in best["context"]
     scores = [item["score"] for item in found]
     assert scores == sorted(scores, reverse=True)
-    result = runner.invoke(cli.app, ["chiasmus", str(path), "--model", str(model_dir)])
+    result = runner.invoke(cli.app, ["chiasmus", "find", str(path), "--model", str(model_dir)])
     assert result.exit_code == 0, result.output
     assert "antimetabole" in result.output
     # find_in_text directly: all candidates, spans offset into the whole text
@@ -108,12 +108,12 @@ def test_chiasmus_command(model_dir, tmp_path):
 
 
 def test_chiasmus_eval_command(fixtures_dir, tmp_path):
-    cli._register_capability_commands()
     output = tmp_path / "metrics" / "chiasmus-de.json"
     result = runner.invoke(
         cli.app,
         [
-            "chiasmus-eval",
+            "chiasmus",
+            "evaluate",
             "de",
             str(fixtures_dir / "chiasmus-de"),
             "--folds",
@@ -126,7 +126,7 @@ def test_chiasmus_eval_command(fixtures_dir, tmp_path):
     metrics = json.loads(output.read_text())
     assert metrics["full"]["n_candidates"] == 3 and len(metrics["full"]["ap_per_fold"]) == 2
     assert "fp_removed" in metrics and "settings" in metrics
-    result = runner.invoke(cli.app, ["chiasmus-eval", "fr", str(fixtures_dir)])
+    result = runner.invoke(cli.app, ["chiasmus", "evaluate", "fr", str(fixtures_dir)])
     assert result.exit_code == 1
 
 

@@ -6,14 +6,15 @@ import pytest
 import srsly
 from typer.testing import CliRunner
 
-from spacy_rhetoric.cli import _register_capability_commands, app
+from spacy_rhetoric.cli import app
 
-_register_capability_commands()
 runner = CliRunner()
 
 
 def test_convert_and_stats(fixtures_dir, tmp_path):
-    result = runner.invoke(app, ["convert", "asp", str(fixtures_dir / "asp"), str(tmp_path)])
+    result = runner.invoke(
+        app, ["corpus", "convert", "asp", str(fixtures_dir / "asp"), str(tmp_path)]
+    )
     assert result.exit_code == 0, result.output
     assert {p.name for p in tmp_path.glob("*.spacy")} == {
         "train.spacy",
@@ -22,7 +23,7 @@ def test_convert_and_stats(fixtures_dir, tmp_path):
         "test.spacy",
     }
     out = tmp_path / "stats.json"
-    result = runner.invoke(app, ["stats", str(tmp_path), "--json", "--output", str(out)])
+    result = runner.invoke(app, ["corpus", "stats", str(tmp_path), "--json", "--output", str(out)])
     assert result.exit_code == 0, result.output
     stats = srsly.read_json(out)
     assert stats["documents"] == 2
@@ -32,7 +33,7 @@ def test_convert_and_stats(fixtures_dir, tmp_path):
 
 
 def test_convert_unknown_format(tmp_path):
-    result = runner.invoke(app, ["convert", "nope", str(tmp_path), str(tmp_path / "out")])
+    result = runner.invoke(app, ["corpus", "convert", "nope", str(tmp_path), str(tmp_path / "out")])
     assert result.exit_code == 1
     assert "Unknown corpus format 'nope'" in result.output
 
@@ -48,22 +49,22 @@ def test_convert_malformed_input_names_file(fixtures_dir, tmp_path):
             target.write_bytes(path.read_bytes())
     ann = source / "brat" / "147.ann"
     ann.write_text(ann.read_text(encoding="utf8") + "T999\tParallelArm oops\n", encoding="utf8")
-    result = runner.invoke(app, ["convert", "asp", str(source), str(tmp_path / "out")])
+    result = runner.invoke(app, ["corpus", "convert", "asp", str(source), str(tmp_path / "out")])
     assert result.exit_code == 1
     assert "147.ann:" in result.output
 
 
 def test_evaluate_parallelism_gold_vs_gold(fixtures_dir, tmp_path):
-    runner.invoke(app, ["convert", "asp", str(fixtures_dir / "asp"), str(tmp_path)])
+    runner.invoke(app, ["corpus", "convert", "asp", str(fixtures_dir / "asp"), str(tmp_path)])
     gold = str(tmp_path / "train.spacy")
     out = tmp_path / "scores.json"
-    result = runner.invoke(app, ["evaluate-parallelism", gold, gold, "--output", str(out)])
+    result = runner.invoke(app, ["parallelism", "evaluate", gold, gold, "--output", str(out)])
     assert result.exit_code == 0, result.output
     scores = srsly.read_json(out)
     for metric in ("epm", "mpbm", "mbawo", "mwo"):
         assert scores[f"parallelism_{metric}_f"] == 1.0
     assert scores["docs"] == 1
-    result = runner.invoke(app, ["evaluate-parallelism", gold])
+    result = runner.invoke(app, ["parallelism", "evaluate", gold])
     assert result.exit_code == 1 and "Give either PRED or --model" in result.output
 
 
@@ -78,12 +79,14 @@ def test_assets_from_mirror(tmp_path):
         encoding="utf8",
     )
     result = runner.invoke(
-        app, ["assets", str(project / "project.yml"), "--mirror", str(tmp_path / "mirror")]
+        app,
+        ["corpus", "assets", str(project / "project.yml"), "--mirror", str(tmp_path / "mirror")],
     )
     assert result.exit_code == 0, result.output
     assert (project / "assets" / "thing" / "a.txt").read_text(encoding="utf8") == "hello"
     result = runner.invoke(
-        app, ["assets", str(project / "project.yml"), "--mirror", str(tmp_path / "missing")]
+        app,
+        ["corpus", "assets", str(project / "project.yml"), "--mirror", str(tmp_path / "missing")],
     )
     assert result.exit_code == 1
 
@@ -115,6 +118,6 @@ def test_raw_text_jsonl(tmp_path):
         "<ov. met. 1.1>\tIn nova fert animus mutatas dicere formas\n", encoding="utf8"
     )
     output = tmp_path / "raw.jsonl"
-    result = runner.invoke(app, ["raw-text", str(source), str(output)])
+    result = runner.invoke(app, ["corpus", "raw-text", str(source), str(output)])
     assert result.exit_code == 0, result.output
     assert list(srsly.read_jsonl(output)) == [{"text": "in noua fert animus mutatas dicere formas"}]

@@ -3,7 +3,6 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-import spacy_rhetoric.analyze_commands  # noqa: F401  (registers demo)
 from spacy_rhetoric.cli import app
 from spacy_rhetoric.demo import SAMPLES, TEXT_SAMPLES, load_sample
 

@@ -380,9 +380,8 @@ def test_spacy_transformers_fine_tunes_the_converted_encoder(encoder_dir):
 def test_cli_import_encoder(tmp_path, encoder_dir):
     from typer.testing import CliRunner
 
-    from spacy_rhetoric.cli import _register_capability_commands, app
+    from spacy_rhetoric.cli import app
 
-    _register_capability_commands()
     runner = CliRunner()
     foreign = tmp_path / "foreign.bin"
     foreign.write_bytes(b"not a model at all")

@@ -10,7 +10,7 @@ import spacy
 from typer.testing import CliRunner
 
 import spacy_rhetoric  # noqa: F401  (registers intertext_matcher)
-from spacy_rhetoric.cli import _register_capability_commands, app
+from spacy_rhetoric.cli import app
 from spacy_rhetoric.corpora.loci_similes import read_segments_csv
 from spacy_rhetoric.intertext.index import IntertextIndex
 from spacy_rhetoric.intertext.render import render
@@ -117,7 +117,6 @@ def test_reranker_training_threshold_and_render(index_dir, tmp_path):
 
 
 def test_cli_index_match_evaluate_shapes(tmp_path):
-    _register_capability_commands()
     runner = CliRunner()
     index = tmp_path / "idx"
     result = runner.invoke(

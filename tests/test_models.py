@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import spacy_rhetoric.analyze_commands  # noqa: F401  (registers the models commands)
 from spacy_rhetoric import models
 from spacy_rhetoric.cli import app
 from spacy_rhetoric.models import (

@@ -14,7 +14,7 @@ from thinc.api import fix_random_seed
 from typer.testing import CliRunner
 
 from spacy_rhetoric import set_parallelisms
-from spacy_rhetoric.cli import _register_capability_commands, app
+from spacy_rhetoric.cli import app
 from spacy_rhetoric.scale import (
     PipelineSpec,
     RunSettings,
@@ -312,7 +312,6 @@ def test_doc_record_blank_pipeline():
 
 
 def test_cli_corpus_run(corpus_dir, tmp_path):
-    _register_capability_commands()
     out = tmp_path / "out"
     result = CliRunner().invoke(
         app,

@@ -8,7 +8,6 @@ from typer.testing import CliRunner
 import spacy_rhetoric.cli
 from spacy_rhetoric.treebank.displacement import edv, read_conllu
 
-spacy_rhetoric.cli._register_capability_commands()
 runner = CliRunner()
 
 
@@ -18,13 +17,14 @@ def treebank(fixtures_dir):
 
 
 def invoke(*args):
-    return runner.invoke(spacy_rhetoric.cli.app, [str(a) for a in args])
+    """``python -m spacy_rhetoric treebank ARGS``."""
+    return runner.invoke(spacy_rhetoric.cli.app, ["treebank", *(str(a) for a in args)])
 
 
 def test_commands_registered():
     result = invoke("--help")
     assert result.exit_code == 0
-    for command in ("edv", "split", "queries"):
+    for command in ("edv", "split", "queries", "base-corpus", "evaluate", "study", "plots"):
         assert command in result.output
 
 

@@ -14,7 +14,7 @@ from spacy.tokens import DocBin
 from spacy.util import load_config, load_model_from_config
 from typer.testing import CliRunner
 
-from spacy_rhetoric.cli import _register_capability_commands, app
+from spacy_rhetoric.cli import app
 from spacy_rhetoric.treebank.io import read_conllu_docs
 from spacy_rhetoric.treebank.pipelines import (
     BASE_CORPORA,
@@ -210,11 +210,9 @@ def test_study_end_to_end_tiny(ud_dir, tmp_path):
     assert [p.name for p in plots] == ["edv-study-toy.png", "edv-study-deltas.png"]
     for path in plots:
         assert path.read_bytes()[:8] == PNG_MAGIC and path.stat().st_size > 5000
-
-    _register_capability_commands()
     plots2 = tmp_path / "plots2"
     cli = CliRunner().invoke(
-        app, ["edv-study-plots", str(output), str(tmp_path / "work"), str(plots2)]
+        app, ["treebank", "plots", str(output), str(tmp_path / "work"), str(plots2)]
     )
     assert cli.exit_code == 0, cli.output
     assert sorted(p.name for p in plots2.iterdir()) == ["edv-study-deltas.png", "edv-study-toy.png"]
@@ -234,15 +232,15 @@ def test_study_end_to_end_tiny(ud_dir, tmp_path):
 
 
 def test_edv_study_cli_rejects_unknown_treebank(tmp_path):
-    _register_capability_commands()
     result = CliRunner().invoke(
-        app, ["edv-study", str(tmp_path), str(tmp_path / "w"), "--treebanks", "xx_nope"]
+        app, ["treebank", "study", str(tmp_path), str(tmp_path / "w"), "--treebanks", "xx_nope"]
     )
     assert result.exit_code == 1
     assert "Unknown treebanks" in result.output
 
 
 def test_base_corpus_cli(ud_dir, tmp_path):
-    _register_capability_commands()
-    result = CliRunner().invoke(app, ["base-corpus", "tlh", str(ud_dir), str(tmp_path / "out")])
+    result = CliRunner().invoke(
+        app, ["treebank", "base-corpus", "tlh", str(ud_dir), str(tmp_path / "out")]
+    )
     assert result.exit_code == 1 and "no corpus" in result.output

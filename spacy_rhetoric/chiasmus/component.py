@@ -623,7 +623,7 @@ class ChiasmusFinder(TrainablePipe):
                 f"{self.name}: no labels: the examples passed to initialize() contain no "
                 f"annotated candidates in doc.spans['{self.cfg['spans_key']}'] with supporting "
                 f"tokens in doc.spans['{self.cfg['support_key']}']. Train on annotated data "
-                "(e.g. python -m spacy_rhetoric convert chiasmus-de ...) or pass labels."
+                "(e.g. python -m spacy_rhetoric corpus convert chiasmus-de ...) or pass labels."
             )
         self.cfg["labels"] = labels
         sample = self._annotate_upstream(list(islice(get_examples(), n_samples)), nlp)

@@ -9,7 +9,7 @@ In a training config::
     fold = 0
     part = "train"
 
-It reads converted DocBins (``python -m spacy_rhetoric convert chiasmus-de ...``) and
+It reads converted DocBins (``python -m spacy_rhetoric corpus convert chiasmus-de ...``) and
 yields Examples whose predicted docs keep the reference's tokens and, with
 ``keep_annotations``, its POS, tags, morphology, lemmas and ``user_data["dep"]``: the
 German candidates come with the dataset's own tagging, which the protocol uses as input.

@@ -1,4 +1,4 @@
-"""Corpus statistics over converted DocBins (``python -m spacy_rhetoric stats``)."""
+"""Corpus statistics over converted DocBins (``python -m spacy_rhetoric corpus stats``)."""
 
 from collections import Counter
 from pathlib import Path

@@ -116,7 +116,7 @@ def make_parallelism_tagger(
     n_strata (int): how many nesting levels to predict (1 = outermost only).
     outside_penalty (float): subtracted from the outermost stratum's "O" score before
         decoding; > 0 trades
-        precision for recall (``python -m spacy_rhetoric tune-parallelism`` picks it on
+        precision for recall (``python -m spacy_rhetoric parallelism tune`` picks it on
         validation data).
     scorer (Optional[Callable]): the scoring method.
     """
@@ -309,7 +309,7 @@ class ParallelismTagger(TrainablePipe):
             raise ValueError(
                 f"{self.name}: no labels: the examples passed to initialize() contain no "
                 f"parallelisms in doc.spans['{self.cfg['spans_key']}']. Train on annotated "
-                "data (e.g. python -m spacy_rhetoric convert asp ...) or pass labels."
+                "data (e.g. python -m spacy_rhetoric corpus convert asp ...) or pass labels."
             )
         self.cfg["labels"] = list(labels)
         self._fit_types(get_examples)

@@ -1,17 +1,22 @@
-"""CLI commands of the parallelism capability."""
+"""``python -m spacy_rhetoric parallelism evaluate|tune``: score parallelisms with EPM,
+MPBM, MBAWO and MWO; tune the tagger's outside penalty on validation data."""
 
 from pathlib import Path
 from typing import Optional
 
 from wasabi import msg
 
-from ..cli import Arg, Opt, app, emit_json
+from ._util import Arg, Opt, emit_json, noun_app
+
+parallelism_app = noun_app(
+    "parallelism", "Parallelism: evaluate a tagger, tune its decoding on validation data."
+)
 
 METRICS = ("epm", "mpbm", "mbawo", "mwo")
 
 
-@app.command("evaluate-parallelism")
-def evaluate_parallelism_cli(
+@parallelism_app.command("evaluate")
+def parallelism_evaluate_cli(
     gold: Path = Arg(..., help="Gold .spacy file", exists=True),
     pred: Optional[Path] = Arg(None, help="Predicted .spacy file (same docs, same order)"),
     model: Optional[Path] = Opt(None, "--model", "-m", help="Predict with this pipeline instead"),
@@ -25,9 +30,7 @@ def evaluate_parallelism_cli(
     Give either PRED or --model (which predicts on the gold tokens)."""
     import spacy
 
-    import spacy_rhetoric  # noqa: F401
-
-    from .evaluate import evaluate_parallelism
+    from ..parallelism.evaluate import evaluate_parallelism
 
     if (pred is None) == (model is None):
         msg.fail("Give either PRED or --model.", exits=1)
@@ -50,8 +53,8 @@ def evaluate_parallelism_cli(
         )
 
 
-@app.command("tune-parallelism")
-def tune_parallelism_cli(
+@parallelism_app.command("tune")
+def parallelism_tune_cli(
     model: Path = Arg(..., help="Trained pipeline with a parallelism_tagger", exists=True),
     dev: Path = Arg(..., help="Validation .spacy file", exists=True),
     output_model: Path = Arg(..., help="Where to save the tuned pipeline"),
@@ -63,9 +66,7 @@ def tune_parallelism_cli(
     save the pipeline with it."""
     import spacy
 
-    import spacy_rhetoric  # noqa: F401
-
-    from .evaluate import tune_outside_penalty
+    from ..parallelism.evaluate import tune_outside_penalty
 
     nlp = spacy.load(model)
     values = [float(v) for v in grid.split(",") if v.strip()]

@@ -1,5 +1,6 @@
-"""Treebank commands: ``edv``, ``split``, ``queries``, ``base-corpus``, ``evaluate-base`` and
-``edv-study``."""
+"""``python -m spacy_rhetoric treebank edv|split|queries|base-corpus|evaluate|study|plots``:
+edge displacement between corpora, EDV-guided splits, query-based parser evaluation, the
+base pipelines' corpora and scores, and the EDV study."""
 
 from pathlib import Path
 from typing import List, Optional
@@ -7,7 +8,12 @@ from typing import List, Optional
 import srsly
 from wasabi import msg
 
-from ..cli import Arg, Opt, app, emit_json
+from ._util import Arg, Opt, emit_json, noun_app
+
+treebank_app = noun_app(
+    "treebank",
+    "Treebanks: edge displacement, EDV-guided splits, query-based parser evaluation.",
+)
 
 SPLIT_HELP = "edv-min, edv-max, random or kfold"
 
@@ -23,8 +29,8 @@ def _proportions(text: str) -> List[float]:
     return values
 
 
-@app.command("edv")
-def edv_cli(
+@treebank_app.command("edv")
+def treebank_edv_cli(
     a: Path = Arg(..., help="First corpus: a .conllu or .spacy file or a directory", exists=True),
     b: Path = Arg(..., help="Second corpus: a .conllu or .spacy file or a directory", exists=True),
     max_displacement: int = Opt(30, "--max-displacement", help="Histogram range [-M, M]"),
@@ -40,7 +46,7 @@ def edv_cli(
     distributions; "samples": between the histogram values as samples, the magnitudes of
     Anderson & Gómez-Rodríguez 2022), sentence-length-binned EDV, the sentence length
     Vaserstein distance (SLV), MEDs and the share of edges beyond the histogram range."""
-    from .displacement import compare, load_displacements
+    from ..treebank.displacement import compare, load_displacements
 
     try:
         data_a, data_b = load_displacements(a), load_displacements(b)
@@ -66,8 +72,8 @@ def _fmt(value) -> str:
     return str(value)
 
 
-@app.command("split")
-def split_cli(
+@treebank_app.command("split")
+def treebank_split_cli(
     method: str = Arg(..., help=SPLIT_HELP),
     input_path: Path = Arg(..., help="A .conllu or .spacy file or a directory", exists=True),
     output_dir: Path = Arg(..., help="Directory for the DocBins and manifest.json"),
@@ -89,8 +95,8 @@ def split_cli(
     edv-min / edv-max: sentence-level splits with the smallest / largest train-test EDV
     at balanced sentence lengths; random: a seeded random sentence-level split; kfold:
     k folds of whole documents with a stratum (e.g. period) balanced across them."""
-    from .io import read_docs
-    from .splits import SPLIT_METHODS, split_kfold, split_sentences, write_split
+    from ..treebank.io import read_docs
+    from ..treebank.splits import SPLIT_METHODS, split_kfold, split_sentences, write_split
 
     if method not in SPLIT_METHODS:
         msg.fail(f"Unknown split method {method!r}: use one of {', '.join(SPLIT_METHODS)}", exits=1)
@@ -129,8 +135,8 @@ def split_cli(
     msg.info(f"Manifest: {paths['manifest']}")
 
 
-@app.command("queries")
-def queries_cli(
+@treebank_app.command("queries")
+def treebank_queries_cli(
     queries: str = Arg(..., help="Query file (.yml/.json) or a bundled name (en_diagnostics)"),
     gold: Path = Arg(..., help="Gold .conllu/.spacy file, or a directory of folds", exists=True),
     pred: Path = Arg(..., help="Predicted file, or a directory mirroring GOLD", exists=True),
@@ -141,7 +147,12 @@ def queries_cli(
 ):
     """Query-based parser evaluation: gold hits, matches, misses, false alarms and P/R/F1
     of each query; with directories, one pair per fold and mean ± sd across folds."""
-    from .queries import QueryFileError, load_queries, pair_fold_files, run_query_evaluation
+    from ..treebank.queries import (
+        QueryFileError,
+        load_queries,
+        pair_fold_files,
+        run_query_evaluation,
+    )
 
     try:
         loaded = load_queries(queries)
@@ -185,8 +196,8 @@ def _mean_sd(score) -> str:
 # --- base pipelines and the EDV study ------------------------------------------------------
 
 
-@app.command("base-corpus")
-def base_corpus_cli(
+@treebank_app.command("base-corpus")
+def treebank_base_corpus_cli(
     lang: str = Arg(..., help="la, de or en"),
     ud_dir: Path = Arg(..., help="Directory with the UD_* treebank folders", exists=True),
     output_dir: Path = Arg(..., help="Where to write train/dev/test DocBins"),
@@ -195,7 +206,7 @@ def base_corpus_cli(
     """Build the corpus of a base pipeline (see spacy_rhetoric/treebank/pipelines.py):
     pooled train.spacy, dev.spacy and test/<treebank>.spacy plus manifest.json."""
     from ..corpora.util import CorpusFormatError
-    from .pipelines import build_base_corpus
+    from ..treebank.pipelines import build_base_corpus
 
     try:
         manifest = build_base_corpus(lang, ud_dir, output_dir, n_sents=n_sents)
@@ -209,8 +220,8 @@ def base_corpus_cli(
         msg.good(f"test {name}: {record['sentences']} sentences, {record['tokens']} tokens")
 
 
-@app.command("evaluate-base")
-def evaluate_base_cli(
+@treebank_app.command("evaluate")
+def treebank_evaluate_cli(
     model: Path = Arg(..., help="The trained pipeline", exists=True),
     tests: List[Path] = Arg(..., help="Test .spacy/.conllu files (or directories)", exists=True),
     train: Optional[Path] = Opt(None, "--train", help="Training corpus, for EDV(train, test)"),
@@ -222,8 +233,8 @@ def evaluate_base_cli(
     and on the pipeline's own tokenization, plus EDV(train, test) if --train is given."""
     import spacy
 
-    from .displacement import corpus_files
-    from .pipelines import evaluate_pipeline
+    from ..treebank.displacement import corpus_files
+    from ..treebank.pipelines import evaluate_pipeline
 
     files = [f for path in tests for f in corpus_files(path)]
     names = [f.stem for f in files]
@@ -252,8 +263,8 @@ def _pct(value) -> str:
     return "-" if value is None else f"{100 * value:.2f}"
 
 
-@app.command("edv-study")
-def edv_study_cli(
+@treebank_app.command("study")
+def treebank_study_cli(
     ud_dir: Path = Arg(..., help="Directory with the UD_* treebank folders", exists=True),
     work_dir: Path = Arg(..., help="Where the splits and models go (<treebank>/<method>/)"),
     output: Path = Opt(Path("metrics/edv-study.json"), "--output", "-o", help="Result JSON"),
@@ -269,7 +280,7 @@ def edv_study_cli(
 ):
     """The EDV study: min- and max-EDV 60/20/20 splits of every treebank, a small
     tagger+parser trained and scored on each, ΔLAS, ΔEDV, Spearman and plots."""
-    from .study import STUDY_TREEBANKS, StudySettings, plot_study, run_study
+    from ..treebank.study import STUDY_TREEBANKS, StudySettings, plot_study, run_study
 
     names = [n.strip() for n in treebanks.split(",") if n.strip()] or list(STUDY_TREEBANKS)
     unknown = [n for n in names if n not in STUDY_TREEBANKS]
@@ -312,14 +323,14 @@ def edv_study_cli(
     msg.good(f"Wrote {output}")
 
 
-@app.command("edv-study-plots")
-def edv_study_plots_cli(
-    result: Path = Arg(..., help="The edv-study JSON", exists=True),
+@treebank_app.command("plots")
+def treebank_plots_cli(
+    result: Path = Arg(..., help="The JSON of treebank study", exists=True),
     work_dir: Path = Arg(..., help="The study's work directory (splits)", exists=True),
     plots: Path = Arg(..., help="Directory for the PNG plots"),
 ):
-    """Draw the plots of a (possibly partial) edv-study result again."""
-    from .study import plot_study, summarize
+    """Draw the plots of a (possibly partial) `treebank study` result again."""
+    from ..treebank.study import plot_study, summarize
 
     data = srsly.read_json(result)
     if not data.get("treebanks"):

@@ -3,7 +3,6 @@ match|evaluate``."""
 
 import csv
 import json
-import os
 import time
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -11,14 +10,11 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 import typer
 
-from ..cli import Arg, Opt, app, emit_json
+from ._util import Arg, Opt, emit_json, noun_app, set_torch_threads
 
-intertext_app = typer.Typer(
-    name="intertext",
-    help="Intertextuality: index source texts, link query texts to them, evaluate.",
-    no_args_is_help=True,
+intertext_app = noun_app(
+    "intertext", "Intertextuality: index source texts, link query texts to them, evaluate."
 )
-app.add_typer(intertext_app, name="intertext")
 
 MATCH_COLUMNS = (
     "query_id",
@@ -44,25 +40,9 @@ MODEL_OPTION = Opt(
 )
 
 
-def _threads() -> None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    try:
-        import torch
-
-        torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
-    except ImportError:
-        pass
-
-
-def _write_stats(path: Optional[Path], data: Dict) -> None:
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=2), encoding="utf-8")
-
-
 def _read_segments(path: Path, authors: Optional[str]) -> List[Tuple[str, str]]:
     from ..corpora.tesserae import read_tesserae, tess_files
-    from .index import read_source_segments
+    from ..intertext.index import read_source_segments
 
     if authors:
         names = tuple(a.strip() for a in authors.split(",") if a.strip())
@@ -71,7 +51,7 @@ def _read_segments(path: Path, authors: Optional[str]) -> List[Tuple[str, str]]:
 
 
 @intertext_app.command("index")
-def index_command(
+def intertext_index_cli(
     source: Path = Arg(
         ..., help="Source segments: seg_id,text CSV, a .tess file or a folder of them", exists=True
     ),
@@ -92,9 +72,9 @@ def index_command(
     as_json: bool = Opt(False, "--json", help="Print the summary as JSON"),
 ) -> None:
     """Build an intertext index from source segments and save it."""
-    from .index import IntertextIndex
+    from ..intertext.index import IntertextIndex
 
-    _threads()
+    set_torch_threads()
     segments = _read_segments(source, authors)
     start = time.perf_counter()
     index = IntertextIndex.build(
@@ -115,13 +95,12 @@ def index_command(
         "output": str(output),
         **index.cfg["build_timings"],
     }
-    _write_stats(stats, summary)
-    if not emit_json(summary, None, as_json):
+    if not emit_json(summary, stats, as_json):
         typer.echo(f"Indexed {len(index)} segments in {seconds:.1f} s -> {output}")
 
 
 @intertext_app.command("train")
-def train_command(
+def intertext_train_cli(
     labels: Path = Arg(
         ..., help="Gold links: Loci Similes labels.csv or a ground_truth.csv folder", exists=True
     ),
@@ -130,9 +109,9 @@ def train_command(
     as_json: bool = Opt(False, "--json", help="Print the summary as JSON"),
 ) -> None:
     """Train the feature reranker on gold links and store it in the index."""
-    from .train import train_reranker
+    from ..intertext.train import train_reranker
 
-    _threads()
+    set_torch_threads()
     summary = train_reranker(labels, index_dir, k)
     if not emit_json(summary, None, as_json):
         typer.echo(
@@ -142,7 +121,7 @@ def train_command(
 
 
 @intertext_app.command("match")
-def match_command(
+def intertext_match_cli(
     query: Path = Arg(
         ..., help="Query segments: seg_id,text CSV, a .tess file or a folder", exists=True
     ),
@@ -162,9 +141,9 @@ def match_command(
     """Link query segments to the indexed sources; write locisimiles-style CSV or JSON."""
     from tqdm import tqdm
 
-    from .index import IntertextIndex
+    from ..intertext.index import IntertextIndex
 
-    _threads()
+    set_torch_threads()
     segments = _read_segments(query, authors)
     index = IntertextIndex.from_disk(index_dir)
     reranker = index.reranker
@@ -215,8 +194,7 @@ def match_command(
             for row in rows:
                 writer.writerow({key: "" if v is None else v for key, v in row.items()})
     links = sum(1 for r in rows if r["above_threshold"] == "Yes")
-    _write_stats(
-        stats,
+    emit_json(
         {
             "segments": len(segments),
             "sources": len(index),
@@ -227,6 +205,8 @@ def match_command(
             "links": links,
             "output": str(output),
         },
+        stats,
+        as_json=False,
     )
     typer.echo(
         f"Matched {len(segments)} segments in {seconds:.1f} s "
@@ -235,7 +215,7 @@ def match_command(
 
 
 @intertext_app.command("evaluate")
-def evaluate_command(
+def intertext_evaluate_cli(
     labels: Path = Arg(..., help="Loci Similes labels.csv", exists=True),
     tesserae: Path = Arg(..., help="Tesserae texts/la folder", exists=True),
     pool: str = Opt(
@@ -269,9 +249,9 @@ def evaluate_command(
 ) -> None:
     """Cross-validate retrieval and reranking on Loci Similes (recall@k, MRR, P/R/F1,
     SMR/FPR/FNR), shipped and grouped folds."""
-    from .evaluate import evaluate
+    from ..intertext.evaluate import evaluate
 
-    _threads()
+    set_torch_threads()
     np.random.seed(seed)
     start = time.perf_counter()
     result = evaluate(

@@ -1,107 +1,19 @@
-"""CLI commands of the chiasmus capability: ``chiasmus`` (find and rank chiasmi in a
-text file) and ``chiasmus-eval`` (the German and English evaluation protocols)."""
+"""``python -m spacy_rhetoric chiasmus find|evaluate``: chiasmi ranked in a text file, and
+the German and English evaluation protocols."""
 
-import re
 import time
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Optional
 
 from wasabi import msg
 
-from ..cli import Arg, Opt, app, emit_json
+from ._util import Arg, Opt, emit_json, noun_app
 
-CHUNK_CHARS = 5000
-
-
-def text_chunks(text: str, max_chars: int = CHUNK_CHARS) -> Iterator[str]:
-    """Split a text at blank lines, and paragraphs longer than ``max_chars`` at line
-    ends (or, failing that, at spaces), keeping every character.
-
-    text (str): the text.
-    max_chars (int): the longest chunk wanted.
-    YIELDS (str): the chunks, which concatenate to the text.
-    """
-    for paragraph in re.split(r"(?<=\n\n)", text):
-        while len(paragraph) > max_chars:
-            cut = paragraph.rfind("\n", 0, max_chars)
-            if cut <= 0:
-                cut = paragraph.rfind(" ", 0, max_chars)
-            cut = cut + 1 if cut > 0 else max_chars
-            yield paragraph[:cut]
-            paragraph = paragraph[cut:]
-        if paragraph:
-            yield paragraph
+chiasmus_app = noun_app("chiasmus", "Chiasmus: find and rank chiasmi in a text, evaluate scorers.")
 
 
-def find_in_text(
-    nlp: Any,
-    text: str,
-    top: int = 20,
-    context: int = 5,
-    key: Optional[str] = None,
-    progress: bool = False,
-    batch_size: int = 32,
-) -> List[Dict[str, Any]]:
-    """Run a pipeline with a chiasmus_finder over a text and rank its candidates.
-
-    nlp (Language): the pipeline (POS, lemmas, chiasmus_finder).
-    text (str): the text.
-    top (int): how many candidates to return (0: all).
-    context (int): tokens of context on either side.
-    key (Optional[str]): the span group to rank (default: the finder's candidates group,
-        else its chiasmus group).
-    progress (bool): show a progress bar.
-    batch_size (int): chunks per nlp.pipe batch.
-    RETURNS (List[Dict[str, Any]]): candidates, best first, with score, type, words,
-        character offsets and context.
-    """
-    finder = next(
-        (pipe for name, pipe in nlp.pipeline if getattr(pipe, "cfg", {}).get("support_key")),
-        None,
-    )
-    if finder is None:
-        raise ValueError("The pipeline has no chiasmus_finder: add one and train it first.")
-    if key is None:
-        key = finder.cfg["candidates_key"] or finder.cfg["spans_key"]
-    chunks = list(text_chunks(text))
-    offsets = [0]
-    for chunk in chunks:
-        offsets.append(offsets[-1] + len(chunk))
-    docs = nlp.pipe(chunks, batch_size=batch_size)
-    if progress:
-        from tqdm import tqdm
-
-        docs = tqdm(docs, total=len(chunks), unit="chunk", desc="chiasmus")
-    found: List[Dict[str, Any]] = []
-    for base, doc in zip(offsets, docs):
-        group = doc.spans[key] if key in doc.spans else []
-        for span in group:
-            score = span._.chiasmus_score
-            support = span._.chiasmus_support
-            marked = {word.start: word.label_ for word in support}
-            left = doc[max(0, span.start - context) : span.start].text
-            right = doc[span.end : span.end + context].text
-            inner = " ".join(f"[{t.text}]{marked[t.i]}" if t.i in marked else t.text for t in span)
-            found.append(
-                {
-                    "score": float(score) if score is not None else 0.0,
-                    "type": span.label_,
-                    "text": span.text,
-                    "start_char": base + span.start_char,
-                    "end_char": base + span.end_char,
-                    "words": {word.label_: word.text for word in support},
-                    "context": f"{left} {inner} {right}".replace("\n", " ").strip(),
-                }
-            )
-        if top and len(found) > 4 * top:  # bounded memory on long texts
-            found.sort(key=lambda item: -item["score"])
-            del found[top:]
-    found.sort(key=lambda item: (-item["score"], item["start_char"]))
-    return found[:top] if top else found
-
-
-@app.command("chiasmus")
-def chiasmus_cli(
+@chiasmus_app.command("find")
+def chiasmus_find_cli(
     file: Path = Arg(..., help="A UTF-8 text file", exists=True, dir_okay=False),
     model: Path = Opt(..., "--model", "-m", help="A pipeline with a trained chiasmus_finder"),
     top: int = Opt(20, "--top", "-n", help="How many candidates to show (0: all)"),
@@ -113,10 +25,7 @@ def chiasmus_cli(
     (the supporting words in brackets, followed by their roles)."""
     import spacy
 
-    import spacy_rhetoric  # noqa: F401
-
-    from . import metrics  # noqa: F401  (registers the component and scorer)
-    from .model import build_chiasmus_scorer  # noqa: F401  (registers the architecture)
+    from ..chiasmus.find import find_in_text
 
     nlp = spacy.load(model)
     text = file.read_text(encoding="utf8")
@@ -141,8 +50,8 @@ def chiasmus_cli(
     msg.info(f"{len(text)} characters in {seconds:.1f}s")
 
 
-@app.command("chiasmus-eval")
-def chiasmus_eval_cli(
+@chiasmus_app.command("evaluate")
+def chiasmus_evaluate_cli(
     language: str = Arg(
         ...,
         help="de (GerDraCor, 5-fold CV), en (Dubremetz & Nivre) or en-mb (Meyer/Berthomet)",
@@ -176,10 +85,7 @@ def chiasmus_eval_cli(
     en-mb: salient chiasmi vs non-chiasmi (whole texts), grouped k-fold CV.
     The E features come from the multilingual encoder (ChiasmusScorer.v2), their layers
     chosen by an inner CV on each training set."""
-    import spacy_rhetoric  # noqa: F401
-
-    from . import component, metrics, model  # noqa: F401  (registers)
-    from .evaluate import (
+    from ..chiasmus.evaluate import (
         DEFAULT_SETTINGS,
         SCORER_V1,
         evaluate_english,

@@ -1,0 +1,87 @@
+"""What every command module shares: the typer app, the nouns' sub-apps, the option
+shorthands, JSON output and the environment variables that paths may come from."""
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import srsly
+import typer
+
+# The environment variables of paths (typer reads them through ``envvar=``). The data
+# mirror's name is the assets module's, which also resolves its default.
+from ..assets import DATA_ENV  # noqa: F401  (re-exported for the command modules)
+
+COMMAND = "python -m spacy_rhetoric"
+
+app = typer.Typer(
+    name="spacy_rhetoric",
+    help="spaCy components and tools for computational rhetoric and philology.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+Arg = typer.Argument
+Opt = typer.Option
+
+# the pipelines given by hand (analyze, demo, models): NAME=PATH, repeatable
+MODELS_OPTION = Opt(None, "--model", "-m", help="NAME=PATH of a model (repeatable)")
+
+
+def noun_app(name: str, help: str) -> typer.Typer:
+    """A sub-app for one noun (``corpus``, ``chiasmus``, ...), added to ``app``.
+
+    name (str): the noun, as typed on the command line.
+    help (str): one line for ``--help``.
+    RETURNS (typer.Typer): the sub-app whose ``command`` decorator registers its verbs.
+    """
+    sub = typer.Typer(name=name, help=help, no_args_is_help=True)
+    app.add_typer(sub, name=name)
+    return sub
+
+
+def emit_json(data: Any, output: Optional[Path], as_json: bool) -> bool:
+    """Write ``data`` to ``output`` (if given) and print it as JSON if ``as_json``.
+
+    RETURNS (bool): whether it was printed (the caller then prints nothing else).
+    """
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(output, data)
+    if as_json:
+        print(srsly.json_dumps(data, indent=2))
+    return as_json
+
+
+def set_torch_threads() -> None:
+    """Offline hub, and as many torch threads as ``OMP_NUM_THREADS`` (1 if unset), for
+    the commands that encode with a transformer."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        import torch
+
+        torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+    except ImportError:
+        pass
+
+
+def stderr(text: str) -> None:
+    """Print a line to standard error (progress and notes that JSON output must not mix
+    with)."""
+    print(text, file=sys.stderr)
+
+
+def explicit_models(options: Optional[List[str]]) -> Dict[str, Path]:
+    """The pipelines given with ``--model NAME=PATH``; a malformed one ends the command
+    with its error.
+
+    RETURNS (Dict[str, Path]): the model paths by name.
+    """
+    from wasabi import msg
+
+    from ..models import ModelError, parse_model_options
+
+    try:
+        return parse_model_options(options or [])
+    except ModelError as error:
+        msg.fail(str(error), exits=1)

@@ -1,0 +1,105 @@
+"""``python -m spacy_rhetoric analyze``: the main job, every component that applies to a
+language over text files, into one HTML report and JSON."""
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import srsly
+from wasabi import Printer
+
+from ._util import MODELS_OPTION, Arg, Opt, app, explicit_models, stderr
+
+msg = Printer()
+
+
+@app.command("analyze")
+def analyze_cli(
+    inputs: List[Path] = Arg(..., help="Text files or directories (searched for *.txt)"),
+    lang: str = Opt(..., "--lang", "-l", help="Language: la, de, en or zh"),
+    output: Optional[Path] = Opt(Path("report.html"), "--output", "-o", help="The HTML report"),
+    as_json: bool = Opt(False, "--json", help="Print the findings as JSON to stdout"),
+    json_output: Optional[Path] = Opt(None, "--json-output", "-j", help="Write the JSON here"),
+    model: Optional[List[str]] = MODELS_OPTION,
+    index: Optional[Path] = Opt(None, "--index", help="Intertext index: adds intertext_matcher"),
+    encoding: str = Opt("utf-8", "--encoding", help="Encoding of the input files"),
+    pattern: str = Opt("*.txt", "--pattern", help="Files to take from directories"),
+    batch_size: int = Opt(16, "--batch-size", help="Docs (paragraph chunks) per nlp.pipe batch"),
+    max_rendered: int = Opt(
+        50, "--max-rendered", help="displaCy renderings for the first N documents only"
+    ),
+    title: str = Opt("", "--title", help="Title of the report"),
+):
+    """Run every component that applies to LANG over the files and write one
+    self-contained HTML report (displaCy renderings of parallelisms and chiasmi, a
+    sortable findings table, per-document statistics, a displacement histogram).
+
+    Components whose model is not available are skipped and listed, with the command
+    that builds them (`python -m spacy_rhetoric models build --lang LANG`).
+
+    Files are streamed through nlp.pipe in batches and only each document's findings and
+    statistics are kept, so memory does not grow with the number of files; files that
+    cannot be read or decoded are skipped and listed in the report and the JSON."""
+    from ..analyze import AnalyzeError, analysis_data, analyze_files, build_analyzer, check_language
+    from ..report import analysis_page
+    from ..textio import InputError, collect_files
+
+    if batch_size < 1 or max_rendered < 0:
+        msg.fail("--batch-size must be at least 1 and --max-rendered at least 0.", exits=1)
+    try:
+        check_language(lang)
+        files = collect_files(inputs, pattern)
+        explicit = explicit_models(model)
+        analyzer = build_analyzer(lang, explicit, index)
+    except (AnalyzeError, InputError) as error:
+        msg.fail(str(error), exits=1)
+    for note in analyzer.notes:
+        if as_json:
+            stderr(str(note))
+        elif note.ran:
+            msg.good(str(note))
+        else:
+            msg.warn(str(note))
+    try:
+        analysis = analyze_files(
+            analyzer,
+            files,
+            encoding,
+            batch_size,
+            progress=sys.stderr.isatty(),
+            max_rendered=max_rendered,
+        )
+    except InputError as error:
+        msg.fail(str(error), exits=1)
+    for item in analysis.skipped[:5]:
+        (stderr if as_json else msg.warn)(f"Skipped {item['reason']}")
+    if len(analysis.skipped) > 5:
+        (stderr if as_json else msg.warn)(
+            f"... {len(analysis.skipped) - 5} more skipped files (listed in the report and JSON)"
+        )
+    data = analysis_data(analysis)
+    if output is not None:
+        page = analysis_page(
+            analysis, title or f"spacy_rhetoric analysis ({lang}, {len(files)} files)"
+        )
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(page, encoding="utf8")
+    if json_output is not None:
+        json_output.parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(json_output, data)
+    if as_json:
+        print(srsly.json_dumps(data, indent=2))
+        return
+    counts = {}
+    for item in data["findings"]:
+        counts[item["kind"]] = counts.get(item["kind"], 0) + 1
+    found = ", ".join(f"{n} {kind}" for kind, n in counts.items()) or "no findings"
+    skipped = f" ({len(analysis.skipped)} skipped)" if analysis.skipped else ""
+    msg.good(
+        f"{len(analysis.documents)} files{skipped}, {data['tokens']} tokens in "
+        f"{data['seconds']:.1f}s ({data['words_per_second'] or 0:.0f} words/s): {found}"
+    )
+    if output is not None:
+        msg.good(f"Wrote {output}")
+    if json_output is not None:
+        msg.good(f"Wrote {json_output}")

@@ -1,0 +1,33 @@
+"""``python -m spacy_rhetoric demo``: the main job on the bundled samples."""
+
+from pathlib import Path
+from typing import List, Optional
+
+from wasabi import Printer
+
+from ._util import MODELS_OPTION, Opt, app, explicit_models
+
+msg = Printer()
+
+
+@app.command("demo")
+def demo_cli(
+    output: Path = Opt(Path("demo.html"), "--output", "-o", help="The HTML report to write"),
+    json_output: Optional[Path] = Opt(None, "--json-output", "-j", help="Also write the JSON"),
+    model: Optional[List[str]] = MODELS_OPTION,
+):
+    """Analyse the bundled samples (Latin sermon with gold parallelisms, German and
+    English passages) with every available model and write the HTML report."""
+    from ..analyze import AnalyzeError
+    from ..demo import run_demo
+
+    explicit = explicit_models(model)
+    try:
+        for line in run_demo(output, explicit, json_output):
+            if isinstance(line, str):
+                msg.info(line)
+            else:
+                msg.warn(str(line))
+    except (OSError, AnalyzeError) as error:
+        msg.fail(str(error), exits=1)
+    msg.good(f"Wrote {output}")
