@@ -10,7 +10,7 @@ from typing import List, Optional
 import srsly
 from wasabi import msg
 
-from ._util import Arg, Opt, emit_json, noun_app
+from ._util import DATA_ENV, Arg, Opt, emit_json, noun_app
 
 corpus_app = noun_app(
     "corpus",
@@ -183,7 +183,12 @@ def corpus_raw_text_cli(
 @corpus_app.command("assets")
 def corpus_assets_cli(
     project_file: Path = Arg(Path("project.yml"), help="The project.yml", exists=True),
-    mirror: str = Opt("", "--mirror", help="Local mirror of the datasets (empty: download)"),
+    mirror: str = Opt(
+        "",
+        "--mirror",
+        envvar=DATA_ENV,
+        help="Local mirror of the datasets (default: $SPACY_RHETORIC_DATA; empty: download)",
+    ),
 ):
     """Fetch the project's assets, or link them from a local mirror directory.
 
