@@ -85,7 +85,7 @@ def read_text(path: Path, encoding: str = "utf-8") -> str:
 CHUNK_CHARS = 5000
 
 
-def text_chunks(text: str, max_chars: int = CHUNK_CHARS) -> Iterator[str]:
+def paragraphs(text: str, max_chars: int = CHUNK_CHARS) -> Iterator[str]:
     """Split a text at blank lines, and paragraphs longer than ``max_chars`` at line
     ends (or, failing that, at spaces), keeping every character.
 
@@ -103,3 +103,25 @@ def text_chunks(text: str, max_chars: int = CHUNK_CHARS) -> Iterator[str]:
             paragraph = paragraph[cut:]
         if paragraph:
             yield paragraph
+
+
+def text_chunks(text: str, max_chars: int = CHUNK_CHARS) -> Iterator[str]:
+    """Split a text into its paragraphs (at blank lines), a paragraph longer than
+    ``max_chars`` at line ends (or spaces), keeping every character. Each chunk is
+    analysed as one Doc: no figure is looked for across a paragraph break, and long
+    files are analysed in bounded pieces.
+
+    text (str): the text.
+    max_chars (int): the longest chunk wanted.
+    YIELDS (str): chunks that concatenate to the text.
+    """
+    chunk = ""
+    for piece in paragraphs(text, max_chars):
+        if chunk and not piece.strip():  # runs of blank lines stay with their paragraph
+            chunk += piece
+            continue
+        if chunk:
+            yield chunk
+        chunk = piece
+    if chunk:
+        yield chunk

@@ -15,20 +15,19 @@ from thinc.api import fix_random_seed
 from typer.testing import CliRunner
 
 import spacy_rhetoric  # noqa: F401
-from spacy_rhetoric.analyze import (
+from spacy_rhetoric.analysis.findings import analysis_data, document_stats
+from spacy_rhetoric.analysis.pipelines import (
     LANGUAGES,
     AnalyzeError,
     Analyzer,
-    analysis_data,
-    analyze_files,
     build_analyzer,
     check_language,
-    document_stats,
 )
+from spacy_rhetoric.analysis.run import analyze_files
 from spacy_rhetoric.cli import app
 from spacy_rhetoric.corpora.chiasmus import set_candidate
 from spacy_rhetoric.parallelism.spans import set_parallelisms
-from spacy_rhetoric.report import analysis_page
+from spacy_rhetoric.analysis.report import analysis_page
 from spacy_rhetoric.textio import InputError, collect_files, read_text
 
 runner = CliRunner()
@@ -267,7 +266,7 @@ def test_parallelisms_use_normalised_tokens(models_dir, no_models):
 
 
 def _findings(document):
-    from spacy_rhetoric.analyze import document_findings
+    from spacy_rhetoric.analysis.findings import document_findings
 
     return document_findings(document)
 
@@ -370,7 +369,7 @@ def test_intertext_index(no_models, tmp_path):
 
 @pytest.mark.parametrize("max_chars", [5, 20, 1000])
 def test_text_chunks_are_paragraphs(max_chars):
-    from spacy_rhetoric.analyze import text_chunks
+    from spacy_rhetoric.textio import text_chunks
 
     text = "One two.\n\nThree four five six seven.\nEight.\n\n\nNine " + "x" * 30 + "\n"
     chunks = list(text_chunks(text, max_chars))
@@ -385,7 +384,7 @@ def test_text_chunks_are_paragraphs(max_chars):
 
 def test_numbering_runs_across_chunks(models_dir, no_models):
     """Findings and renderings number parallelisms through the whole document."""
-    from spacy_rhetoric.analyze import Analysis, document_findings
+    from spacy_rhetoric.analysis.findings import Analysis, document_findings
 
     analyzer = build_analyzer("la", {"parallelism-la": models_dir / "parallelism-la"})
     text = "Verax Christus, mendax Petrus.\n\nVerax Paulus, mendax Simon.\n"
@@ -457,7 +456,7 @@ def test_analyze_files_keeps_no_docs(models_dir, no_models, tmp_path):
     import inspect
     import weakref
 
-    from spacy_rhetoric.analyze import iter_documents
+    from spacy_rhetoric.analysis.run import iter_documents
 
     assert inspect.isgeneratorfunction(iter_documents)
     _many_files(tmp_path / "texts", 300)

@@ -4,7 +4,7 @@ import pytest
 from typer.testing import CliRunner
 
 from spacy_rhetoric.cli import app
-from spacy_rhetoric.demo import SAMPLES, TEXT_SAMPLES, load_sample
+from spacy_rhetoric.analysis.demo import SAMPLES, TEXT_SAMPLES, load_sample
 
 
 @pytest.fixture

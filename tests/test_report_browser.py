@@ -7,9 +7,10 @@ import subprocess
 
 import pytest
 
-from spacy_rhetoric.analyze import analyze_files, build_analyzer
-from spacy_rhetoric.demo import demo_analysis, run_demo
-from spacy_rhetoric.report import analysis_page
+from spacy_rhetoric.analysis.demo import demo_analysis, run_demo
+from spacy_rhetoric.analysis.pipelines import build_analyzer
+from spacy_rhetoric.analysis.report import analysis_page
+from spacy_rhetoric.analysis.run import analyze_files
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = [

@@ -5,7 +5,7 @@ import srsly
 from typer.testing import CliRunner
 
 from spacy_rhetoric.cli import app
-from spacy_rhetoric.results import (
+from spacy_rhetoric.analysis.results import (
     ANCHORS,
     MAX_LIST,
     ResultsError,

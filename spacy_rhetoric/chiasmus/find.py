@@ -3,7 +3,7 @@ the candidates ranked with their context."""
 
 from typing import Any, Dict, List, Optional
 
-from ..textio import text_chunks
+from ..textio import paragraphs
 
 
 def find_in_text(
@@ -36,7 +36,7 @@ def find_in_text(
         raise ValueError("The pipeline has no chiasmus_finder: add one and train it first.")
     if key is None:
         key = finder.cfg["candidates_key"] or finder.cfg["spans_key"]
-    chunks = list(text_chunks(text))
+    chunks = list(paragraphs(text))
     offsets = [0]
     for chunk in chunks:
         offsets.append(offsets[-1] + len(chunk))

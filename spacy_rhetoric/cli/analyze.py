@@ -40,8 +40,10 @@ def analyze_cli(
     Files are streamed through nlp.pipe in batches and only each document's findings and
     statistics are kept, so memory does not grow with the number of files; files that
     cannot be read or decoded are skipped and listed in the report and the JSON."""
-    from ..analyze import AnalyzeError, analysis_data, analyze_files, build_analyzer, check_language
-    from ..report import analysis_page
+    from ..analysis.findings import analysis_data
+    from ..analysis.pipelines import AnalyzeError, build_analyzer, check_language
+    from ..analysis.report import analysis_page
+    from ..analysis.run import analyze_files
     from ..textio import InputError, collect_files
 
     if batch_size < 1 or max_rendered < 0:

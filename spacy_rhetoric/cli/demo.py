@@ -18,8 +18,8 @@ def demo_cli(
 ):
     """Analyse the bundled samples (Latin sermon with gold parallelisms, German and
     English passages) with every available model and write the HTML report."""
-    from ..analyze import AnalyzeError
-    from ..demo import run_demo
+    from ..analysis.demo import run_demo
+    from ..analysis.pipelines import AnalyzeError
 
     explicit = explicit_models(model)
     try:

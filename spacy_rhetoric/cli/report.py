@@ -21,7 +21,7 @@ def report_cli(
 
     Each file is matched to the project command that writes it (from project.yml
     outputs); files of unknown layout are flattened to dotted keys."""
-    from ..results import ResultsError, write_report
+    from ..analysis.results import ResultsError, write_report
 
     try:
         files = write_report(inputs, output, html_output, project_file)

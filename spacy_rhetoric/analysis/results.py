@@ -25,7 +25,6 @@ dotted keys up to ``MAX_DEPTH`` levels.
 """
 
 import datetime
-import html
 import json
 import math
 import re
@@ -34,6 +33,8 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import srsly
+
+from .report import results_page
 
 MAX_DEPTH = 4
 MAX_ROWS = 60
@@ -482,72 +483,22 @@ def render_markdown(
     return "\n".join(lines)
 
 
-HTML_STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 80em; color: #222; }
-table { border-collapse: collapse; margin: 1em 0; font-size: 0.92em; }
-th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; vertical-align: top; }
-th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-code { background: #f6f6f6; padding: 0 0.2em; } .note { color: #555; }
-"""
-
-
-def _html_table(
-    header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[int]
-) -> str:
-    head = "".join(f"<th>{html.escape(cell)}</th>" for cell in header)
-    body = []
-    for row in rows:
-        cells = "".join(
-            f'<td class="num">{html.escape(cell)}</td>'
-            if i in numeric
-            else f"<td>{html.escape(cell)}</td>"
-            for i, cell in enumerate(row)
-        )
-        body.append(f"<tr>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-
-def _inline_html(text: str) -> str:
-    """Escape ``text`` and turn its Markdown ``*emphasis*`` and ```code``` into HTML."""
-    text = html.escape(text, quote=False)
-    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
-    return re.sub(r"\*([^*]+)\*", r"<em>\1</em>", text)
-
-
 def render_html(
     files: Sequence[MetricsFile], command: str = "python -m spacy_rhetoric report"
 ) -> str:
     """The results as one self-contained HTML page (no scripts, no external files)."""
-    parts = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>spacy_rhetoric results</title><style>{HTML_STYLE}</style></head><body>",
-        "<h1>Results</h1>",
-        f"<p class='note'>{_inline_html(_intro(files, command))}</p>",
-        "<h2>Headline numbers</h2>",
-    ]
-    rows = headline_rows(files)
-    parts.append(
-        _html_table(HEADLINE_HEADER, rows, (2, 3, 4))
-        if rows
-        else "<p>No headline numbers found.</p>"
-    )
-    parts.append("<h2>All values by file</h2>")
+    sections = []
     for item in files:
-        parts.append(f"<h3>{html.escape(item.path.as_posix())}</h3>")
-        if item.command:
-            parts.append(f"<p>Produced by <code>{html.escape(item.command)}</code>.</p>")
         shown = item.values[:MAX_ROWS]
-        if shown:
-            parts.append(
-                _html_table(["key", "value"], [[k, format_value(v)] for k, v in shown], (1,))
-            )
-        else:
-            parts.append("<p>No numeric values.</p>")
-        more = len(item.values) - len(shown) + item.hidden
-        if more:
-            parts.append(f"<p class='note'>{more} more values not shown.</p>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
+        sections.append(
+            {
+                "path": item.path.as_posix(),
+                "command": item.command,
+                "rows": [[key, format_value(value)] for key, value in shown],
+                "more": len(item.values) - len(shown) + item.hidden,
+            }
+        )
+    return results_page(HEADLINE_HEADER, headline_rows(files), sections, command)
 
 
 def write_report(

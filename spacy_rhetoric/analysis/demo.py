@@ -11,11 +11,12 @@ import spacy
 import srsly
 from spacy.tokens import Doc
 
-from .analyze import Analysis, Document, Note, analysis_data, build_analyzer
-from .parallelism.spans import set_parallelisms
+from ..parallelism.spans import set_parallelisms
+from .findings import Analysis, Document, Note, analysis_data
+from .pipelines import build_analyzer
 from .report import analysis_page
 
-SAMPLES = Path(__file__).parent / "data" / "samples"
+SAMPLES = Path(__file__).parent.parent / "data" / "samples"
 # (language, bundled text file) analysed by the demo besides the Latin gold sample
 TEXT_SAMPLES = (("de", "de_goethe_schiller.txt"), ("en", "en_shakespeare_johnson.txt"))
 

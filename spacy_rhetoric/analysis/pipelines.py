@@ -1,0 +1,336 @@
+"""Which pipelines the main job runs for a language, and how they are assembled from the
+models that are available.
+
+One :class:`Analyzer` per language holds
+
+- the base pipeline (``base-<lang>``: tagger, morphologizer, lemmatizer, parser; for
+  Chinese, or when the base model is missing, a blank tokenizer-only pipeline),
+  extended with ``chiasmus_finder`` (sourced from ``chiasmus-<lang>``),
+  ``displacement_analyzer`` (if the base has a parser) and ``intertext_matcher`` (if an
+  index is given);
+- the parallelism pipeline (``parallelism-<lang>``), run as a second pipeline over the
+  base tokens: it was trained on the datasets' own tokens and orthography (ASP: lower
+  case, u for v, i for j), so each base doc is copied into its vocab with its words
+  normalised the same way, and the branches it finds are copied back by token offsets.
+
+Components that cannot run are skipped with a :class:`Note` saying why and how to
+enable them; notes appear in the terminal, in the HTML report and in the JSON.
+"""
+
+from pathlib import Path
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Tuple,
+)
+
+import spacy
+from spacy.language import Language
+from spacy.tokens import Doc
+
+from ..models import build_hint, resolve
+from ..parallelism.spans import get_parallelisms, set_parallelisms
+from ..textio import CHUNK_CHARS, text_chunks
+from ..vectors import normalize_latin
+from .findings import Document, Note
+
+LANGUAGES = ("la", "de", "en", "zh")
+LANGUAGE_NAMES = {"la": "Latin", "de": "German", "en": "English", "zh": "Chinese"}
+COMPONENTS = ("base", "parallelism", "chiasmus", "displacement", "intertext")
+# The trained models each language can use, by component.
+LANGUAGE_MODELS: Dict[str, Dict[str, str]] = {
+    "la": {"base": "base-la", "parallelism": "parallelism-la"},
+    "de": {"base": "base-de", "chiasmus": "chiasmus-de"},
+    "en": {"base": "base-en", "chiasmus": "chiasmus-en"},
+    "zh": {"parallelism": "parallelism-zh"},
+}
+# How base tokens are spelled for the parallelism model (its training orthography).
+PARALLELISM_NORMALIZERS: Dict[str, Callable[[str], str]] = {"la": normalize_latin}
+
+
+class AnalyzeError(ValueError):
+    """Bad arguments to ``analyze`` (unknown language, unusable model or index)."""
+
+
+def check_language(lang: str) -> str:
+    """RETURNS (str): ``lang`` if analyze supports it. RAISES AnalyzeError otherwise."""
+    if lang not in LANGUAGES:
+        names = ", ".join(f"{code} ({LANGUAGE_NAMES[code]})" for code in LANGUAGES)
+        raise AnalyzeError(f"Unknown language '{lang}': analyze supports {names}.")
+    return lang
+
+
+class Analyzer:
+    """The pipelines of one language and the notes on what runs.
+
+    lang (str): the language.
+    nlp (Language): the base pipeline with the components sourced/added into it.
+    parallelism (Optional[Language]): the parallelism pipeline, run over the base tokens.
+    notes (List[Note]): per component, whether it runs and why (not).
+    normalize (Optional[Callable[[str], str]]): spelling of base tokens for the
+        parallelism pipeline (None: unchanged).
+    """
+
+    def __init__(
+        self,
+        lang: str,
+        nlp: Language,
+        parallelism: Optional[Language] = None,
+        notes: Optional[List[Note]] = None,
+        normalize: Optional[Callable[[str], str]] = None,
+    ) -> None:
+        self.lang = check_language(lang)
+        self.nlp = nlp
+        self.parallelism = parallelism
+        self.notes = list(notes or [])
+        self.normalize = normalize
+
+    def pipe(self, texts: Iterable[str], batch_size: int = 16) -> Iterator[Doc]:
+        """Analyse texts.
+
+        texts (Iterable[str]): the texts (chunks).
+        batch_size (int): docs per batch of nlp.pipe.
+        YIELDS (Doc): the analysed docs (base vocab), parallelisms included.
+        """
+        docs = self.nlp.pipe(texts, batch_size=batch_size)
+        if self.parallelism is None:
+            yield from docs
+            return
+        batch: List[Doc] = []
+        for doc in docs:
+            batch.append(doc)
+            if len(batch) >= batch_size:
+                yield from self._add_parallelisms(batch)
+                batch = []
+        if batch:
+            yield from self._add_parallelisms(batch)
+
+    def _add_parallelisms(self, docs: List[Doc]) -> List[Doc]:
+        assert self.parallelism is not None
+        normalize = self.normalize or (lambda word: word)
+        copies = [
+            Doc(
+                self.parallelism.vocab,
+                words=[normalize(t.text) for t in doc],
+                spaces=[bool(t.whitespace_) for t in doc],
+            )
+            for doc in docs
+        ]
+        for doc, copy in zip(docs, self.parallelism.pipe(copies)):
+            set_parallelisms(
+                doc,
+                [
+                    (p.offsets, p.label, p.stratum)
+                    for p in get_parallelisms(copy)  # token offsets are shared
+                ],
+            )
+        return docs
+
+    def analyze_text(
+        self, text: str, name: str, batch_size: int = 16, max_chars: int = CHUNK_CHARS
+    ) -> Document:
+        """Analyse one text as one document, one Doc per chunk (see ``text_chunks``)."""
+        chunks = list(text_chunks(text, max_chars))
+        offsets = [0]
+        for chunk in chunks[:-1]:
+            offsets.append(offsets[-1] + len(chunk))
+        docs = list(self.pipe(chunks, batch_size=batch_size))
+        return Document(name, self.lang, docs, offsets)
+
+
+def _load(path: Path, **kwargs: Any) -> Language:
+    return spacy.load(path, **kwargs)
+
+
+def _load_chiasmus(path: Path) -> Tuple[Language, str]:
+    """Load a chiasmus pipeline so that its scorer sees, inside a base pipeline, the
+    vector features it was trained with.
+
+    With ``vectors = "auto"`` a scorer trained in a pipeline without vectors (no static
+    vectors, no tok2vec tensor) saw zero E features; inside a base pipeline with a
+    tensor, "auto" would feed it cosines it never saw, so it is reloaded with "none".
+    RETURNS (Tuple[Language, str]): the pipeline and a remark for the note ("" if none).
+    """
+    source = _load(path)
+    setting = source.config["components"]["chiasmus_finder"]["model"].get("vectors")
+    if setting not in ("auto", "tensor"):
+        return source, ""
+    has_static = source.vocab.vectors.shape[0] > 0 or source.vocab.vectors.mode == "floret"
+    has_tensor = any(name in source.pipe_names for name in ("tok2vec", "transformer"))
+    if setting == "auto" and not has_static and not has_tensor:
+        overrides = {"components.chiasmus_finder.model.vectors": "none"}
+        return _load(path, config=overrides), ""
+    if not has_static:
+        return source, " (its E features now read the base pipeline's tensor, not its own)"
+    return source, ""
+
+
+def build_analyzer(
+    lang: str,
+    models: Optional[Mapping[str, Path]] = None,
+    index: Optional[Path] = None,
+) -> Analyzer:
+    """Assemble the pipelines of a language from the models that are available.
+
+    lang (str): one of LANGUAGES.
+    models (Optional[Mapping[str, Path]]): explicit model paths (``--model NAME=PATH``).
+    index (Optional[Path]): an intertext index; adds ``intertext_matcher``.
+    RETURNS (Analyzer): the pipelines and the notes.
+    RAISES AnalyzeError: unknown language; an explicit model or the index that fails to load.
+    """
+    check_language(lang)
+    wanted = LANGUAGE_MODELS[lang]
+    notes: List[Note] = []
+
+    def locate(component: str) -> Optional[Path]:
+        name = wanted.get(component)
+        if name is None:
+            return None
+        found = resolve(name, models)
+        if found is None:
+            notes.append(
+                Note(lang, component, False, f"model {name} not built; run `{build_hint(name)}`")
+            )
+            return None
+        return found.path
+
+    def load(component: str, path: Path, loader: Callable[[Path], Any]) -> Any:
+        """Load a model; one that fails is an error if given explicitly, else skipped."""
+        name = wanted[component]
+        try:
+            return loader(path)
+        except Exception as err:  # a broken or incompatible model directory
+            problem = f"model {name} at {path} cannot be loaded ({type(err).__name__}: {err})"
+            if models and name in models:
+                raise AnalyzeError(problem) from None
+            notes.append(Note(lang, component, False, f"{problem}; rebuild it: {build_hint(name)}"))
+            return None
+
+    base_path = locate("base")
+    nlp = load("base", base_path, _load) if base_path is not None else None
+    if nlp is not None:
+        notes.append(
+            Note(
+                lang,
+                "base",
+                True,
+                f"{wanted['base']} ({', '.join(nlp.pipe_names)}) from {base_path}",
+            )
+        )
+    else:
+        nlp = spacy.blank(lang)
+        if "base" not in wanted:
+            notes.append(
+                Note(lang, "base", False, f"no base pipeline for {LANGUAGE_NAMES[lang]}: "
+                     f"tokenizer only ({type(nlp.tokenizer).__name__})")
+            )  # fmt: skip
+
+    # chiasmus: sourced into the base pipeline (it reads POS and lemmas)
+    if "chiasmus" not in wanted:
+        notes.append(
+            Note(lang, "chiasmus", False, f"no trained chiasmus scorer for {LANGUAGE_NAMES[lang]}")
+        )
+    else:
+        chiasmus_path = locate("chiasmus")
+        if chiasmus_path is not None:
+            if not _has_pos_and_lemmas(nlp):
+                detail = (
+                    "chiasmus_finder needs POS and lemmas but the base pipeline has no "
+                    f"tagger; run `{build_hint(wanted['base'])}`"
+                )
+                notes.append(Note(lang, "chiasmus", False, detail))
+            else:
+                loaded = load("chiasmus", chiasmus_path, _load_chiasmus)
+                if loaded is not None:
+                    source, remark = loaded
+                    nlp.add_pipe("chiasmus_finder", source=source)
+                    detail = f"{wanted['chiasmus']} from {chiasmus_path}{remark}"
+                    notes.append(Note(lang, "chiasmus", True, detail))
+
+    # displacement: needs a parse
+    if "parser" in nlp.pipe_names or any(
+        "token.dep" in (nlp.get_pipe_meta(name).assigns or []) for name in nlp.pipe_names
+    ):
+        nlp.add_pipe("displacement_analyzer")
+        notes.append(
+            Note(lang, "displacement", True, "edge displacement and MED from the base parser")
+        )
+    else:
+        reason = (
+            f"needs a dependency parser; run `{build_hint(wanted['base'])}`"
+            if "base" in wanted
+            else f"no dependency parser for {LANGUAGE_NAMES[lang]}"
+        )
+        notes.append(Note(lang, "displacement", False, reason))
+
+    # parallelism: a second pipeline over the base tokens
+    parallelism = None
+    if "parallelism" not in wanted:
+        notes.append(
+            Note(
+                lang,
+                "parallelism",
+                False,
+                f"no trained parallelism tagger for {LANGUAGE_NAMES[lang]}",
+            )
+        )
+    else:
+        parallelism_path = locate("parallelism")
+        if parallelism_path is not None:
+            parallelism = load("parallelism", parallelism_path, _load)
+        if parallelism is not None:
+            detail = f"{wanted['parallelism']} from {parallelism_path}"
+            if lang == "zh":
+                detail += (
+                    " (tokens: spaCy's character segmentation; the model was trained on "
+                    "PSE-I's words)"
+                )
+            notes.append(Note(lang, "parallelism", True, detail))
+
+    if index is not None:
+        notes.append(_add_intertext(nlp, lang, Path(index)))
+    else:
+        notes.append(Note(lang, "intertext", False, "no --index given"))
+    normalize = PARALLELISM_NORMALIZERS.get(lang)
+    return Analyzer(lang, nlp, parallelism, notes, normalize)
+
+
+def _has_pos_and_lemmas(nlp: Language) -> bool:
+    """Whether the pipeline sets POS and lemmas (declared by its components, or an
+    attribute_ruler, whose patterns may set both)."""
+    assigns = set()
+    for name in nlp.pipe_names:
+        meta = nlp.get_pipe_meta(name)
+        if meta.factory == "attribute_ruler":
+            return True
+        assigns.update(meta.assigns or [])
+    return "token.pos" in assigns and "token.lemma" in assigns
+
+
+def _add_intertext(nlp: Language, lang: str, index: Path) -> Note:
+    """Add ``intertext_matcher`` with an index (opened now, so that a bad index fails
+    here with a clear message rather than on the first document)."""
+    if not index.exists():
+        raise AnalyzeError(
+            f"Intertext index not found: {index} (build one with "
+            "`python -m spacy_rhetoric intertext index ...`)"
+        )
+    matcher = nlp.add_pipe("intertext_matcher", config={"index_path": str(index)})
+    try:
+        size = len(matcher.index)
+    except (OSError, ValueError, KeyError) as err:
+        raise AnalyzeError(f"intertext_matcher cannot open the index {index}: {err}") from None
+    splits = any(nlp.has_pipe(name) for name in ("parser", "senter", "sentencizer"))
+    segment = "sentences" if splits else "whole chunks"
+    return Note(
+        lang,
+        "intertext",
+        True,
+        f"intertext_matcher, index {index} ({size} source segments; queries: {segment})",
+    )
