@@ -24,10 +24,10 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import torch  # noqa: E402
 
+from spacy_rhetoric.analysis.demo import SAMPLES, TEXT_SAMPLES, load_sample  # noqa: E402
 from spacy_rhetoric.analysis.findings import analysis_data  # noqa: E402
 from spacy_rhetoric.analysis.pipelines import build_analyzer  # noqa: E402
 from spacy_rhetoric.analysis.run import analyze_files  # noqa: E402
-from spacy_rhetoric.analysis.demo import SAMPLES, TEXT_SAMPLES, load_sample  # noqa: E402
 from spacy_rhetoric.models import parse_model_options, resolve  # noqa: E402
 
 

@@ -14,8 +14,9 @@ import os
 import time
 from pathlib import Path
 
+from spacy_rhetoric.corpora.samples import sample_texts
 from spacy_rhetoric.encoders import encoder_path
-from spacy_rhetoric.encoders.verify import compare_with_engine, load_engine, sample_texts
+from spacy_rhetoric.encoders.verify import compare_with_engine, load_engine
 
 
 def main() -> None:

@@ -3,8 +3,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from spacy_rhetoric.cli import app
 from spacy_rhetoric.analysis.demo import SAMPLES, TEXT_SAMPLES, load_sample
+from spacy_rhetoric.cli import app
 
 
 @pytest.fixture

