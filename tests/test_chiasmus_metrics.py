@@ -10,7 +10,6 @@ from spacy_rhetoric.chiasmus.component import POSITIONS_ATTR, SCORES_ATTR
 from spacy_rhetoric.chiasmus.metrics import (
     average_precision,
     chiasmus_ranking,
-    precision_recall_f,
     score_chiasmus,
 )
 from spacy_rhetoric.corpora.chiasmus import set_candidate
@@ -33,11 +32,6 @@ def test_average_precision_by_hand():
         average_precision([0.3], [1, 0])
     with pytest.raises(ValueError):
         average_precision([0.3, 0.2], [1, 1], n_relevant=1)
-
-
-def test_precision_recall_f():
-    assert precision_recall_f(2, 4, 3) == pytest.approx((0.5, 2 / 3, 4 / 7))
-    assert precision_recall_f(0, 0, 0) == (0.0, 0.0, 0.0)
 
 
 @settings(max_examples=100, deadline=None)

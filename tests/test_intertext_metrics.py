@@ -61,7 +61,9 @@ def test_recall_and_mrr_by_hand():
 
 
 def test_prf_and_rates_edge_cases():
-    assert precision_recall_f1(0, 0, 0) == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+    assert precision_recall_f1(Confusion()) == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+    scores = precision_recall_f1(Confusion(tp=2, fp=2, fn=1))
+    assert scores == pytest.approx({"precision": 0.5, "recall": 2 / 3, "f1": 4 / 7})
     assert error_rates(Confusion()) == {"smr": 0.0, "fpr": 0.0, "fnr": 0.0}
 
 

@@ -11,6 +11,7 @@ missed chiasmus lowers AP instead of vanishing from it.
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
+from spacy.scorer import PRFScore
 from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
@@ -53,14 +54,6 @@ def average_precision(
     precision = hits / (ends + 1)
     recall = hits / total
     return float(numpy.sum(numpy.diff(numpy.r_[0.0, recall]) * precision))
-
-
-def precision_recall_f(n_hits: int, n_predicted: int, n_gold: int) -> Tuple[float, float, float]:
-    """RETURNS (Tuple[float, float, float]): P, R and F1 (0.0 where undefined)."""
-    p = n_hits / n_predicted if n_predicted else 0.0
-    r = n_hits / n_gold if n_gold else 0.0
-    f = 2 * p * r / (p + r) if p + r else 0.0
-    return p, r, f
 
 
 def _to_predicted(positions: Positions, reference: Doc, predicted: Doc) -> Optional[Positions]:
@@ -165,7 +158,9 @@ def score_chiasmus(
         evaluate_annotated_only,
     )
     chosen = scores >= threshold
-    p, r, f = precision_recall_f(int((chosen & relevant).sum()), int(chosen.sum()), n_gold)
+    hits = int((chosen & relevant).sum())
+    prf = PRFScore(tp=hits, fp=int(chosen.sum()) - hits, fn=n_gold - hits)
+    p, r, f = prf.precision, prf.recall, prf.fscore
     return {
         "chiasmus_ap": average_precision(scores, relevant, n_gold),
         "chiasmus_p": p,

@@ -20,6 +20,8 @@ corpus). A gold item is found when any of its rows is retrieved / predicted.
 from dataclasses import dataclass
 from typing import Dict, Hashable, Iterable, List, Mapping, Sequence, Set
 
+from spacy.scorer import PRFScore
+
 Gold = Mapping[Hashable, Sequence[Set[int]]]
 
 
@@ -35,12 +37,11 @@ class Confusion:
         return self.tp + self.fp + self.fn + self.tn
 
 
-def precision_recall_f1(tp: int, fp: int, fn: int) -> Dict[str, float]:
-    """RETURNS (Dict[str, float]): precision, recall, f1 (0.0 when undefined)."""
-    p = tp / (tp + fp) if tp + fp else 0.0
-    r = tp / (tp + fn) if tp + fn else 0.0
-    f = 2 * p * r / (p + r) if p + r else 0.0
-    return {"precision": p, "recall": r, "f1": f}
+def precision_recall_f1(confusion: "Confusion") -> Dict[str, float]:
+    """RETURNS (Dict[str, float]): precision, recall, f1 of a confusion (0.0 when
+    undefined), through spaCy's PRFScore."""
+    score = PRFScore(tp=confusion.tp, fp=confusion.fp, fn=confusion.fn)
+    return {"precision": score.precision, "recall": score.recall, "f1": score.fscore}
 
 
 def error_rates(confusion: Confusion) -> Dict[str, float]:
@@ -131,9 +132,9 @@ def link_scores(per_query: Mapping[Hashable, Confusion], gold: Gold) -> Dict[str
     for q in with_gold:
         c = per_query[q]
         micro.tp, micro.fp, micro.fn = micro.tp + c.tp, micro.fp + c.fp, micro.fn + c.fn
-    out = dict(precision_recall_f1(micro.tp, micro.fp, micro.fn))
+    out = dict(precision_recall_f1(micro))
     macro: List[Dict[str, float]] = [
-        precision_recall_f1(per_query[q].tp, per_query[q].fp, per_query[q].fn) for q in with_gold
+        precision_recall_f1(per_query[q]) for q in with_gold
     ]
     for name in ("precision", "recall", "f1"):
         out[f"macro_{name}"] = sum(m[name] for m in macro) / len(macro) if macro else 0.0
@@ -144,7 +145,7 @@ def link_scores(per_query: Mapping[Hashable, Confusion], gold: Gold) -> Dict[str
         pooled.fn += c.fn
         pooled.tn += c.tn
     out.update(
-        {f"all_{k}": v for k, v in precision_recall_f1(pooled.tp, pooled.fp, pooled.fn).items()}
+        {f"all_{k}": v for k, v in precision_recall_f1(pooled).items()}
     )
     out.update(error_rates(pooled))
     out.update({"tp": pooled.tp, "fp": pooled.fp, "fn": pooled.fn, "tn": pooled.tn})

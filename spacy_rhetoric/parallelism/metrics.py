@@ -27,6 +27,7 @@ from typing import Any, Callable, Dict, Iterable, List, Sequence, Tuple
 
 import numpy
 from scipy.optimize import linear_sum_assignment
+from spacy.scorer import PRFScore
 from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
@@ -190,10 +191,10 @@ def match_counts(gold: DocParallelisms, pred: DocParallelisms) -> Counts:
 
 
 def _prf(m: int, n_pred: int, n_gold: int) -> Tuple[float, float, float]:
-    p = m / n_pred if n_pred else 0.0
-    r = m / n_gold if n_gold else 0.0
-    f = 2 * p * r / (p + r) if p + r else 0.0
-    return p, r, f
+    """P, R and F1 (0.0 where undefined) of ``m`` matches among ``n_pred`` predicted
+    and ``n_gold`` gold items, through spaCy's PRFScore."""
+    score = PRFScore(tp=m, fp=n_pred - m, fn=n_gold - m)
+    return score.precision, score.recall, score.fscore
 
 
 def _finalize(totals: Dict[str, List[int]], prefix: str = "") -> Dict[str, float]:

@@ -35,6 +35,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Un
 import numpy
 import yaml
 from spacy.matcher import DependencyMatcher
+from spacy.scorer import PRFScore
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
@@ -175,10 +176,11 @@ def _ratio(a: int, b: int) -> Optional[float]:
     return a / b if b else None
 
 
-def _f1(p: Optional[float], r: Optional[float]) -> Optional[float]:
-    if p is None or r is None:
+def _f1(correct: int, n_pred: int, n_gold: int) -> Optional[float]:
+    """F1 through spaCy's PRFScore; None where precision or recall is undefined."""
+    if not n_pred or not n_gold:
         return None
-    return 2 * p * r / (p + r) if p + r else 0.0
+    return PRFScore(tp=correct, fp=n_pred - correct, fn=n_gold - correct).fscore
 
 
 def _token_stream(docs: Sequence[Doc]) -> List[str]:
@@ -288,7 +290,7 @@ def evaluate_queries(
             correct=correct,
             precision=precision,
             recall=recall,
-            f1=_f1(precision, recall),
+            f1=_f1(correct, len(p), len(g)),
             misses=[describe(k) for k in sorted(g - p)],
             false_alarms=[describe(k) for k in sorted(p - g)],
         )
