@@ -62,6 +62,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from thinc.api import fix_random_seed
 
+from ..logistic import LogisticRegression
 from .component import ChiasmusFinder, gold_candidates
 from .features import candidate_features, encoder_e_features, feature_names
 from .metrics import average_precision
@@ -206,38 +207,11 @@ def german_examples(data_dir: Path, nlp: Language) -> List[Example]:
 
 
 def fit_logistic(X: numpy.ndarray, y: Sequence[bool], C: float = 1.0) -> Callable:
-    """A plain L2-regularised logistic regression on standardised features (the loss of
-    scikit-learn's ``LogisticRegression(C=C)``), fitted with L-BFGS.
+    """The plain baseline: ``logistic.LogisticRegression(C)`` fitted on (X, y).
 
-    X (numpy.ndarray): [n, d] features.
-    y (Sequence[bool]): the targets.
-    C (float): the inverse regularisation strength.
     RETURNS (Callable[[numpy.ndarray], numpy.ndarray]): features -> probabilities.
     """
-    from scipy.optimize import minimize
-    from scipy.special import expit
-
-    X = numpy.asarray(X, dtype="float64")
-    target = numpy.asarray(y, dtype="float64")
-    mean = X.mean(0)
-    std = X.std(0)
-    scale = numpy.where(std > 1e-6, std, 1.0)
-    Z = (X - mean) / scale
-
-    def loss(theta: numpy.ndarray) -> Tuple[float, numpy.ndarray]:
-        w, b = theta[:-1], theta[-1]
-        logits = Z @ w + b
-        value = C * numpy.sum(numpy.logaddexp(0.0, logits) - target * logits) + 0.5 * w @ w
-        d = C * (expit(logits) - target)
-        return value, numpy.concatenate((Z.T @ d + w, [d.sum()]))
-
-    theta = minimize(loss, numpy.zeros(Z.shape[1] + 1), jac=True, method="L-BFGS-B").x
-
-    def predict(features: numpy.ndarray) -> numpy.ndarray:
-        Zt = (numpy.asarray(features, dtype="float64") - mean) / scale
-        return expit(Zt @ theta[:-1] + theta[-1])
-
-    return predict
+    return LogisticRegression(C=C).fit(X, y).predict_proba
 
 
 class FeatureTable:

@@ -133,9 +133,7 @@ def link_scores(per_query: Mapping[Hashable, Confusion], gold: Gold) -> Dict[str
         c = per_query[q]
         micro.tp, micro.fp, micro.fn = micro.tp + c.tp, micro.fp + c.fp, micro.fn + c.fn
     out = dict(precision_recall_f1(micro))
-    macro: List[Dict[str, float]] = [
-        precision_recall_f1(per_query[q]) for q in with_gold
-    ]
+    macro: List[Dict[str, float]] = [precision_recall_f1(per_query[q]) for q in with_gold]
     for name in ("precision", "recall", "f1"):
         out[f"macro_{name}"] = sum(m[name] for m in macro) / len(macro) if macro else 0.0
     pooled = Confusion()
@@ -144,9 +142,7 @@ def link_scores(per_query: Mapping[Hashable, Confusion], gold: Gold) -> Dict[str
         pooled.fp += c.fp
         pooled.fn += c.fn
         pooled.tn += c.tn
-    out.update(
-        {f"all_{k}": v for k, v in precision_recall_f1(pooled).items()}
-    )
+    out.update({f"all_{k}": v for k, v in precision_recall_f1(pooled).items()})
     out.update(error_rates(pooled))
     out.update({"tp": pooled.tp, "fp": pooled.fp, "fn": pooled.fn, "tn": pooled.tn})
     return out

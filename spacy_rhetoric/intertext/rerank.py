@@ -16,8 +16,8 @@ import math
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
-from scipy.optimize import minimize
 
+from ..logistic import LogisticRegression, f1_threshold
 from .index import Candidate, IntertextIndex
 from .lexical import forms, stem
 
@@ -115,22 +115,17 @@ def pair_features(
 
 
 class FeatureReranker:
-    """Logistic regression over pair features: calibrated link probabilities."""
+    """Logistic regression over pair features (``logistic.LogisticRegression`` with
+    C = 1 / l2): calibrated link probabilities, and the link threshold chosen for them."""
 
     def __init__(
         self,
-        weights: Optional[np.ndarray] = None,
-        bias: float = 0.0,
-        mean: Optional[np.ndarray] = None,
-        scale: Optional[np.ndarray] = None,
+        model: Optional[LogisticRegression] = None,
         l2: float = 1.0,
         threshold: float = 0.5,
         pool: int = 100,
     ):
-        self.weights = weights
-        self.bias = bias
-        self.mean = mean
-        self.scale = scale
+        self.model = model
         self.l2 = l2
         self.threshold = threshold
         self.pool = pool
@@ -139,41 +134,22 @@ class FeatureReranker:
         """X (np.ndarray): (n, n_features). y (np.ndarray): (n,) 0/1.
         RETURNS (FeatureReranker): self.
         """
-        X = np.asarray(X, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
-        if len(X) == 0 or y.min() == y.max():
+        if len(y) == 0 or y.min() == y.max():
             raise ValueError(
                 "intertext reranker: training needs both linked and unlinked candidates; "
                 "give gold links whose sources the index retrieves"
             )
-        self.mean = X.mean(axis=0)
-        self.scale = X.std(axis=0) + 1e-6
-        Z = (X - self.mean) / self.scale
-        n, d = Z.shape
-
-        def loss(theta: np.ndarray) -> Tuple[float, np.ndarray]:
-            w, b = theta[:d], theta[d]
-            z = Z @ w + b
-            # log(1 + exp(z)) - y z, stably
-            nll = np.sum(np.logaddexp(0.0, z) - y * z) / n + 0.5 * self.l2 * (w @ w) / n
-            p = 1.0 / (1.0 + np.exp(-z))
-            grad_w = Z.T @ (p - y) / n + self.l2 * w / n
-            grad_b = np.sum(p - y) / n
-            return nll, np.append(grad_w, grad_b)
-
-        result = minimize(loss, np.zeros(d + 1), jac=True, method="L-BFGS-B")
-        self.weights = result.x[:d]
-        self.bias = float(result.x[d])
+        self.model = LogisticRegression(C=1.0 / self.l2).fit(X, y)
         return self
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """X (np.ndarray): (n, n_features). RETURNS (np.ndarray): (n,) probabilities."""
-        if self.weights is None:
+        if self.model is None:
             raise ValueError("intertext reranker: not trained (call fit or load one)")
         if len(X) == 0:
             return np.zeros(0, dtype=np.float32)
-        z = ((np.asarray(X, dtype=np.float64) - self.mean) / self.scale) @ self.weights + self.bias
-        return (1.0 / (1.0 + np.exp(-z))).astype(np.float32)
+        return self.model.predict_proba(X).astype(np.float32)
 
     def rerank(
         self, index: IntertextIndex, query: str, candidates: List[Candidate]
@@ -187,13 +163,12 @@ class FeatureReranker:
         return sorted(candidates, key=lambda c: (-c.probability, -c.score, c.row))
 
     def to_dict(self) -> Dict:
+        if self.model is None:
+            raise ValueError("intertext reranker: not trained (call fit or load one)")
         return {
             "type": "feature_logreg",
             "features": list(FEATURES),
-            "weights": [float(w) for w in self.weights],
-            "bias": self.bias,
-            "mean": [float(m) for m in self.mean],
-            "scale": [float(s) for s in self.scale],
+            "model": self.model.to_dict(),
             "l2": self.l2,
             "threshold": self.threshold,
             "pool": self.pool,
@@ -206,11 +181,12 @@ class FeatureReranker:
                 "intertext reranker: unknown reranker type or feature set; retrain it with "
                 "'python -m spacy_rhetoric intertext train'"
             )
+        # rerankers written before the shared model kept its weights at the top level
+        model = data.get("model") or {
+            key: data[key] for key in ("mean", "scale", "weights", "bias")
+        }
         return cls(
-            np.asarray(data["weights"]),
-            float(data["bias"]),
-            np.asarray(data["mean"]),
-            np.asarray(data["scale"]),
+            LogisticRegression.from_dict({"C": 1.0 / float(data["l2"]), **model}),
             float(data["l2"]),
             float(data["threshold"]),
             int(data["pool"]),
@@ -222,7 +198,8 @@ def choose_threshold(
     labels: Sequence[np.ndarray],
     n_gold: int,
 ) -> float:
-    """The threshold that maximises micro F1 of the predicted links.
+    """The threshold that maximises micro F1 of the predicted links (see
+    ``logistic.f1_threshold``), over the candidates of several queries.
 
     probabilities (Sequence[np.ndarray]): per query, its candidates' probabilities.
     labels (Sequence[np.ndarray]): per query, 1 for candidates that are gold links.
@@ -233,21 +210,7 @@ def choose_threshold(
         return 0.5
     p = np.concatenate([np.asarray(x, dtype=np.float64) for x in probabilities])
     y = np.concatenate([np.asarray(x, dtype=np.float64) for x in labels])
-    if len(p) == 0 or y.sum() == 0 or n_gold == 0:
-        return 0.5
-    order = np.argsort(-p, kind="stable")
-    p, y = p[order], y[order]
-    tp = np.cumsum(y)
-    predicted = np.arange(1, len(p) + 1)
-    f1 = 2 * tp / (predicted + n_gold)
-    # only cut between distinct probabilities
-    last = np.r_[p[1:] != p[:-1], True]
-    f1 = np.where(last, f1, -1.0)
-    best = int(np.argmax(f1))
-    below = p[best + 1] if best + 1 < len(p) else 0.0
-    midpoint = (p[best] + below) / 2.0
-    # the midpoint can round onto ``below`` (e.g. denormal probabilities): cut at p[best]
-    return float(midpoint if below < midpoint <= p[best] else p[best])
+    return f1_threshold(p, y, n_gold, floor=0.0)
 
 
 class CrossEncoderReranker:

@@ -29,6 +29,7 @@ import numpy
 from scipy.optimize import linear_sum_assignment
 from spacy.tokens import Span
 
+from ..logistic import LogisticRegression, f1_threshold
 from .spans import CHIASTIC, SYNCHYSTIC
 
 N_TYPE_FEATURES = 6
@@ -270,38 +271,27 @@ def inversion_features(branches: Sequence[Span]) -> numpy.ndarray:
 
 
 def fit_type_classifier(
-    features: numpy.ndarray, chiastic: numpy.ndarray, steps: int = 500, l2: float = 0.01
+    features: numpy.ndarray, chiastic: numpy.ndarray, l2: float = 0.01
 ) -> List[float]:
-    """Fit logistic regression weights (balanced classes) by gradient descent.
+    """Fit the type classifier: ``logistic.LogisticRegression`` with balanced classes
+    (C = 1 / (l2 n): ``l2`` is the penalty per example), its threshold the one that
+    maximises chiastic F1 on the training items, both folded into one weight vector.
 
     features (numpy.ndarray): [N, F], the last column the bias (1.0).
     chiastic (numpy.ndarray): [N] booleans.
-    steps (int): gradient steps.
-    l2 (float): L2 penalty on the scaled weights.
+    l2 (float): L2 penalty on the standardised weights, per example.
     RETURNS (List[float]): the weights (score > 0 means chiastic), or [] if a class
         is missing.
     """
-    y = chiastic.astype("float64")
+    y = numpy.asarray(chiastic, dtype=bool)
     if len(y) == 0 or y.min() == y.max():
         return []
-    scale = numpy.maximum(numpy.abs(features).max(0), 1.0)
-    x = features / scale
-    weight = numpy.where(y == 1, 0.5 / y.mean(), 0.5 / (1 - y.mean()))
-    w = numpy.zeros(x.shape[1])
-    for _ in range(steps):
-        p = 1 / (1 + numpy.exp(-x @ w))
-        w -= 0.5 * (x.T @ (weight * (p - y)) / len(y) + l2 * w)
-    w = w / scale
-    scores = features @ w
-    best_f1, best_threshold = -1.0, 0.0
-    for threshold in numpy.unique(scores):
-        predicted = scores > threshold
-        tp = float(numpy.sum(predicted & (y == 1)))
-        f1 = 2 * tp / (2 * tp + numpy.sum(predicted != (y == 1))) if tp else 0.0
-        if f1 > best_f1:
-            best_f1, best_threshold = f1, float(threshold)
-    w[-1] -= best_threshold
-    return w.tolist()
+    model = LogisticRegression(C=1.0 / (l2 * len(y)), balanced=True).fit(features, y)
+    threshold = f1_threshold(model.decision_function(features), y)
+    linear = model.linear_weights()
+    weights = linear[:-1].copy()
+    weights[-1] += linear[-1] - threshold  # the bias column carries intercept and cut
+    return weights.tolist()
 
 
 def type_features(
