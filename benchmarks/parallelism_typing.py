@@ -34,9 +34,9 @@ import srsly
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 
+from spacy_rhetoric.corpora.parallelisms import CHIASTIC, SYNCHYSTIC, get_parallelisms
 from spacy_rhetoric.encoders.vectors import ENV_FEATURE_CACHE
 from spacy_rhetoric.parallelism.metrics import score_parallelism, score_types
-from spacy_rhetoric.parallelism.spans import CHIASTIC, SYNCHYSTIC, get_parallelisms
 from spacy_rhetoric.parallelism.types import (
     ALIGNMENT_FEATURES,
     ALIGNMENT_L2,

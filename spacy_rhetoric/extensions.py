@@ -2,7 +2,7 @@
 
 from spacy.tokens import Doc
 
-from .parallelism.spans import get_parallelisms
+from .corpora.parallelisms import get_parallelisms
 
 
 def register_extensions() -> None:

@@ -27,7 +27,7 @@ from spacy_rhetoric.analysis.report import analysis_page
 from spacy_rhetoric.analysis.run import analyze_files
 from spacy_rhetoric.cli import app
 from spacy_rhetoric.corpora.chiasmus import set_candidate
-from spacy_rhetoric.parallelism.spans import set_parallelisms
+from spacy_rhetoric.corpora.parallelisms import set_parallelisms
 from spacy_rhetoric.textio import InputError, collect_files, read_text
 
 runner = CliRunner()

@@ -26,7 +26,7 @@ from spacy_rhetoric.corpora.asp import (
     align_words,
     convert_asp,
 )
-from spacy_rhetoric.parallelism.spans import get_parallelisms
+from spacy_rhetoric.corpora.parallelisms import get_parallelisms
 
 XML_147 = "xml/tokenized/147_annotated.xml"
 XML_254 = "xml/tokenized/254_annotated.xml"

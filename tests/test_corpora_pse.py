@@ -7,8 +7,8 @@ from spacy.tokens import DocBin
 from spacy.vocab import Vocab
 
 from spacy_rhetoric.corpora import CorpusFormatError, convert, write_conversion
+from spacy_rhetoric.corpora.parallelisms import get_parallelisms
 from spacy_rhetoric.corpora.pse import DANGLING_HEAD, convert_pse, read_pse_essay
-from spacy_rhetoric.parallelism.spans import get_parallelisms
 
 
 @pytest.fixture(scope="module")

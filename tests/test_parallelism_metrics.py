@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from spacy.tokens import Doc
 from spacy.training import Example
 
+from spacy_rhetoric.corpora.parallelisms import CHIASTIC, SYNCHYSTIC, set_parallelisms
 from spacy_rhetoric.parallelism.metrics import (
     METRICS,
     make_parallelism_scorer,
@@ -20,7 +21,6 @@ from spacy_rhetoric.parallelism.metrics import (
     score_types,
     weight_matrices,
 )
-from spacy_rhetoric.parallelism.spans import CHIASTIC, SYNCHYSTIC, set_parallelisms
 
 SETTINGS = settings(max_examples=60, deadline=None)
 KEYS = {f"{metric}_{part}" for metric in METRICS for part in "prf"}

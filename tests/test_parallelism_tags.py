@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spacy_rhetoric.parallelism.spans import assign_strata
+from spacy_rhetoric.corpora.parallelisms import assign_strata
 from spacy_rhetoric.parallelism.tags import (
     LINK_TYPES,
     LINKED_BEGIN,
@@ -217,7 +217,7 @@ def test_encode_strata_accepts_doc_parallelisms():
     from spacy.tokens import Doc
     from spacy.vocab import Vocab
 
-    from spacy_rhetoric.parallelism.spans import get_parallelisms, set_parallelisms
+    from spacy_rhetoric.corpora.parallelisms import get_parallelisms, set_parallelisms
 
     doc = Doc(Vocab(), words="a b c d e f g h i j".split())
     set_parallelisms(doc, [([(0, 4), (5, 9)], "parallelism", 1), ([(0, 2), (2, 4)], "chiastic", 2)])
@@ -504,7 +504,7 @@ def test_linear_time_on_long_rows():
 
 
 def _strata_of(doc):
-    from spacy_rhetoric.parallelism.spans import get_parallelisms
+    from spacy_rhetoric.corpora.parallelisms import get_parallelisms
 
     by_stratum = {}
     for p in get_parallelisms(doc):

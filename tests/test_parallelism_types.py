@@ -6,13 +6,13 @@ import spacy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from spacy_rhetoric.corpora.parallelisms import CHIASTIC, SYNCHYSTIC, set_parallelisms
 from spacy_rhetoric.parallelism.render import (
     displacy_colors,
     label_colors,
     parallelism_render_data,
     render,
 )
-from spacy_rhetoric.parallelism.spans import CHIASTIC, SYNCHYSTIC, set_parallelisms
 from spacy_rhetoric.parallelism.types import (
     ALIGNMENT_FEATURES,
     N_ALIGNMENT_FEATURES,

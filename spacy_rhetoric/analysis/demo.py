@@ -11,7 +11,7 @@ import spacy
 import srsly
 from spacy.tokens import Doc
 
-from ..parallelism.spans import set_parallelisms
+from ..corpora.parallelisms import set_parallelisms
 from .findings import Analysis, Document, Note, analysis_data
 from .pipelines import build_analyzer
 from .report import analysis_page

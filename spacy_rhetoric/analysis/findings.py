@@ -8,11 +8,11 @@ from typing import Any, Dict, List, Optional, Sequence
 from spacy.tokens import Doc
 
 from ..chiasmus.render import ROLE_COLORS, chiasmus_render_data
+from ..corpora.parallelisms import DEFAULT_SPANS_KEY as PARALLELISM_KEY
+from ..corpora.parallelisms import get_parallelisms
 from ..intertext.component import get_intertext_links
 from ..intertext.render import intertext_render_data
 from ..parallelism.render import PALETTE
-from ..parallelism.spans import DEFAULT_SPANS_KEY as PARALLELISM_KEY
-from ..parallelism.spans import get_parallelisms
 
 DEFAULT_MAX_DISPLACEMENT = 10  # the report's histogram: [-10, 10], longer edges clipped
 MAX_RENDERED_TOKENS = 20000  # per document: the renderings stop after this many tokens

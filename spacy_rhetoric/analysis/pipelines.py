@@ -34,8 +34,8 @@ import spacy
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from ..corpora.parallelisms import get_parallelisms, set_parallelisms
 from ..models import build_hint, resolve
-from ..parallelism.spans import get_parallelisms, set_parallelisms
 from ..textio import CHUNK_CHARS, text_chunks
 from ..vectors import normalize_latin
 from .findings import Document, Note

@@ -68,7 +68,7 @@ import srsly
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
-from ..parallelism.spans import CHIASTIC, SYNCHYSTIC, UNTYPED, set_parallelisms
+from .parallelisms import CHIASTIC, SYNCHYSTIC, UNTYPED, set_parallelisms
 from .util import Conversion, CorpusFormatError
 
 DATASET = "asp"

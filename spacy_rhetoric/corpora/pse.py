@@ -46,7 +46,7 @@ from spacy.tokens import Doc
 from spacy.util import get_lang_class
 from spacy.vocab import Vocab, create_vocab
 
-from ..parallelism.spans import UNTYPED, set_parallelisms
+from .parallelisms import UNTYPED, set_parallelisms
 from .util import Conversion, CorpusFormatError
 
 DATASET = "pse"

@@ -7,7 +7,7 @@ from typing import Any, Dict, Iterable, Union
 from spacy.tokens import Doc, DocBin
 from spacy.vocab import Vocab
 
-from ..parallelism.spans import DEFAULT_SPANS_KEY, get_parallelisms
+from .parallelisms import DEFAULT_SPANS_KEY, get_parallelisms
 
 CHIASMUS_KEY = "chiasmus"
 

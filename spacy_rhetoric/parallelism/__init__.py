@@ -1,4 +1,4 @@
-from .spans import (
+from ..corpora.parallelisms import (
     CHIASTIC,
     DEFAULT_SPANS_KEY,
     SYNCHYSTIC,

@@ -14,8 +14,7 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
 
-from .linker import KIND_END, KIND_FIRST, KIND_INSIDE, KIND_LATER, KIND_OUTSIDE, Branch
-from .spans import (
+from ..corpora.parallelisms import (
     CHIASTIC,
     DEFAULT_SPANS_KEY,
     SYNCHYSTIC,
@@ -23,6 +22,7 @@ from .spans import (
     get_parallelisms,
     set_parallelisms,
 )
+from .linker import KIND_END, KIND_FIRST, KIND_INSIDE, KIND_LATER, KIND_OUTSIDE, Branch
 from .tags import (
     BEGIN,
     END,

@@ -10,9 +10,9 @@ from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 from spacy.vocab import Vocab
 
+from ..corpora.parallelisms import CHIASTIC, DEFAULT_SPANS_KEY, SYNCHYSTIC, get_parallelisms
 from ..corpora.stats import read_docbins
 from .metrics import score_parallelism, score_types
-from .spans import CHIASTIC, DEFAULT_SPANS_KEY, SYNCHYSTIC, get_parallelisms
 
 
 def _strip(doc: Doc) -> Doc:

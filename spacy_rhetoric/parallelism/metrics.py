@@ -32,7 +32,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
-from .spans import CHIASTIC, DEFAULT_SPANS_KEY, Parallelism, get_parallelisms
+from ..corpora.parallelisms import CHIASTIC, DEFAULT_SPANS_KEY, Parallelism, get_parallelisms
 
 METRICS = ("epm", "mpbm", "mbawo", "mwo")
 

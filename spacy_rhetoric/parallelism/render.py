@@ -8,7 +8,7 @@ from typing import Dict, Iterable, List, Optional
 from spacy import displacy
 from spacy.tokens import Doc, Span
 
-from .spans import DEFAULT_SPANS_KEY, get_parallelisms
+from ..corpora.parallelisms import DEFAULT_SPANS_KEY, get_parallelisms
 
 PALETTE = [
     "#7aecec",

@@ -29,8 +29,8 @@ import numpy
 from scipy.optimize import linear_sum_assignment
 from spacy.tokens import Span
 
+from ..corpora.parallelisms import CHIASTIC, SYNCHYSTIC
 from ..logistic import LogisticRegression, f1_threshold
-from .spans import CHIASTIC, SYNCHYSTIC
 
 N_TYPE_FEATURES = 6
 TYPER_INVERSION = "inversion"

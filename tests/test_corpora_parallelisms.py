@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from spacy.tokens import DocBin
 
-from spacy_rhetoric.parallelism.spans import (
+from spacy_rhetoric.corpora.parallelisms import (
     CHIASTIC,
     SYNCHYSTIC,
     assign_strata,

@@ -1,4 +1,5 @@
-"""The parallelism data model on a Doc.
+"""The parallelism data model on a Doc: what the dataset readers write and the
+parallelism_tagger predicts.
 
 A parallelism is a set of >= 2 non-overlapping branch spans. All branches live in
 one SpanGroup (default key "parallelism"); branches of one parallelism share
