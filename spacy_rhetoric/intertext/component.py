@@ -1,6 +1,7 @@
 """The ``intertext_matcher`` component: links each sentence (or the whole doc) to the
 source passages it quotes, paraphrases or alludes to, using a prebuilt
-``IntertextIndex`` (see index.py) and, if the index has one, its trained reranker.
+``IntertextIndex`` (see index.py) and, if it has one, its trained reranker (saved with
+the component).
 
 For each segment with at least one link, ``doc.spans[spans_key]`` gets a span
 labelled "intertext"; ``span._.intertext_links`` holds its links, best first, each a
@@ -10,11 +11,12 @@ dict with ``source_id``, ``source_text``, ``retrieval_score`` (fused), ``lexical
 
 Which candidates become links: with a reranker, those among the top ``k`` whose
 probability >= ``threshold`` (None: the threshold the reranker was trained with);
-without one, the top ``k`` whose cosine similarity >= ``threshold`` (None: all k).
+without one, the top ``k`` whose cosine similarity (lexical score for a lexical-only
+index) >= ``threshold`` (None: all k). See ``link.link_segments``.
 """
 
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import srsly
 from spacy.language import Language
@@ -23,6 +25,8 @@ from spacy.tokens import Doc, Span
 from spacy.util import minibatch
 
 from .index import IntertextIndex
+from .link import link_segments
+from .rerank import RERANKER_FILE, FeatureReranker, load_reranker
 
 SPANS_KEY = "intertext"
 LABEL = "intertext"
@@ -57,7 +61,9 @@ def get_intertext_links(doc: Doc, spans_key: str = SPANS_KEY) -> List[Tuple[Span
         "segment": "sents",
         "rerank": True,
         "spans_key": SPANS_KEY,
+        "scorer": {"@scorers": "spacy-rhetoric.intertext_scorer.v1"},
     },
+    default_score_weights={"intertext_f": 1.0, "intertext_p": 0.0, "intertext_r": 0.0},
 )
 def make_intertext_matcher(
     nlp: Language,
@@ -69,18 +75,22 @@ def make_intertext_matcher(
     segment: str,
     rerank: bool,
     spans_key: str,
+    scorer: Optional[Callable],
 ) -> "IntertextMatcher":
     """Create an ``intertext_matcher``.
 
     index_path (Optional[str]): the index directory ("python -m spacy_rhetoric
-        intertext index"); may be None at creation if set before the first doc.
+        intertext index"); None: give it to ``initialize`` (``[initialize.components.
+        intertext_matcher] index_path``).
     k (int): candidates per segment.
-    threshold (Optional[float]): link threshold (see the module docstring).
+    threshold (Optional[float]): link threshold (see ``link.link_segments``).
     pool (int): candidates per channel before fusion.
     segment (str): "sents" (one query per sentence; the whole doc if it has no
         sentence boundaries) or "doc".
-    rerank (bool): use the index's reranker if it has one.
+    rerank (bool): use the trained reranker (the index's, or the one saved with the
+        component).
     spans_key (str): the span group to write.
+    scorer (Optional[Callable]): the scoring method (recall@k, MRR, P/R/F1).
     """
     return IntertextMatcher(
         nlp.vocab,
@@ -92,11 +102,18 @@ def make_intertext_matcher(
         segment=segment,
         rerank=rerank,
         spans_key=spans_key,
+        scorer=scorer,
     )
 
 
 class IntertextMatcher(Pipe):
-    """Link query segments to source passages with an IntertextIndex."""
+    """Link query segments to source passages with an IntertextIndex and its reranker.
+
+    The index is referenced, not copied: it is large (the full Latin pool is 1.5 GB of
+    embeddings) and shared by pipelines, so the component stores its absolute path and
+    ``from_disk`` fails with a clear message where it is missing. The reranker is
+    small and is saved with the component.
+    """
 
     def __init__(
         self,
@@ -110,7 +127,9 @@ class IntertextMatcher(Pipe):
         segment: str = "sents",
         rerank: bool = True,
         spans_key: str = SPANS_KEY,
+        scorer: Optional[Callable] = None,
         index: Optional[IntertextIndex] = None,
+        reranker: Optional[FeatureReranker] = None,
     ):
         if segment not in SEGMENTS:
             raise ValueError(
@@ -122,7 +141,7 @@ class IntertextMatcher(Pipe):
         self.vocab = vocab
         self.name = name
         self.cfg: Dict[str, Any] = {
-            "index_path": str(index_path) if index_path is not None else None,
+            "index_path": _absolute(index_path),
             "k": k,
             "threshold": threshold,
             "pool": pool,
@@ -130,7 +149,10 @@ class IntertextMatcher(Pipe):
             "rerank": rerank,
             "spans_key": spans_key,
         }
+        self.scorer = scorer
         self._index = index
+        self.reranker = reranker
+        self._reranker_read = reranker is not None
 
     @property
     def index(self) -> IntertextIndex:
@@ -139,12 +161,42 @@ class IntertextMatcher(Pipe):
             path = self.cfg["index_path"]
             if path is None:
                 raise ValueError(
-                    "intertext_matcher has no index: add it with "
-                    "config={'index_path': 'path/to/index'} (build one with "
-                    "'python -m spacy_rhetoric intertext index SOURCE -o INDEX')"
+                    "intertext_matcher has no index: give one with "
+                    "config={'index_path': 'path/to/index'} or to initialize(index_path=...) "
+                    "(build one with 'python -m spacy_rhetoric intertext index SOURCE -o INDEX')"
+                )
+            if not Path(path).is_dir():
+                raise ValueError(
+                    f"intertext_matcher: its index {path} is missing (the component refers "
+                    "to the index by path): restore it, or set another with "
+                    "initialize(index_path=...)"
                 )
             self._index = IntertextIndex.from_disk(path)
+        if not self._reranker_read:
+            self.reranker = load_reranker(self.cfg["index_path"])
+            self._reranker_read = True
         return self._index
+
+    def initialize(
+        self,
+        get_examples: Optional[Callable] = None,
+        *,
+        nlp: Optional[Language] = None,
+        index_path: Optional[str] = None,
+    ) -> None:
+        """Open the index (and the reranker trained into it) now, so that a missing or
+        unreadable index fails here rather than on the first doc.
+
+        get_examples (Optional[Callable]): unused (nothing is trained here: the reranker
+            is trained with 'python -m spacy_rhetoric intertext train').
+        nlp (Optional[Language]): the pipeline.
+        index_path (Optional[str]): the index directory (default: the one configured).
+        """
+        if index_path is not None:
+            self.cfg["index_path"] = _absolute(index_path)
+            self._index = None
+            self._reranker_read = False
+        self.index  # noqa: B018  (opens the index and reads its reranker)
 
     def segments(self, doc: Doc) -> List[Span]:
         """The query segments of a doc (non-empty sentences, or the whole doc)."""
@@ -163,9 +215,9 @@ class IntertextMatcher(Pipe):
             yield from docs
 
     def predict(self, docs: Iterable[Doc]) -> List[List[Tuple[Span, List[Dict]]]]:
-        """Search the index for every segment of the docs.
+        """Link every segment of the docs (see ``link.link_segments``).
 
-        RETURNS (List[List[Tuple[Span, List[Dict]]]]): per doc, (segment, links).
+        RETURNS (List[List[Tuple[Span, List[Dict]]]]): per doc, (segment, its links).
         """
         docs = list(docs)
         per_doc = [self.segments(doc) for doc in docs]
@@ -173,33 +225,18 @@ class IntertextMatcher(Pipe):
         if not spans:
             return [[] for _ in docs]
         index = self.index
-        texts = [span.text for span in spans]
-        hits = index.search(texts, self.cfg["k"], self.cfg["pool"])
-        reranker = index.reranker if self.cfg["rerank"] else None
-        threshold = self.cfg["threshold"]
-        if reranker is not None and threshold is None:
-            threshold = reranker.threshold
-        links_of = []
-        for text, candidates in zip(texts, hits):
-            if reranker is not None:
-                candidates = reranker.rerank(index, text, candidates)
-            links = []
-            for rank, c in enumerate(candidates, start=1):
-                value = c.probability if reranker is not None else c.dense
-                if threshold is not None and value < threshold:
-                    continue
-                links.append(
-                    {
-                        "source_id": index.ids[c.row],
-                        "source_text": index.texts[c.row],
-                        "retrieval_score": c.score,
-                        "lexical": c.lexical,
-                        "similarity": c.dense,
-                        "probability": c.probability,
-                        "rank": rank,
-                    }
-                )
-            links_of.append(links)
+        ranked = link_segments(
+            index,
+            [span.text for span in spans],
+            self.reranker if self.cfg["rerank"] else None,
+            k=self.cfg["k"],
+            pool=self.cfg["pool"],
+            threshold=self.cfg["threshold"],
+        )
+        links_of = [
+            [{key: v for key, v in row.items() if key != "link"} for row in rows if row["link"]]
+            for rows in ranked
+        ]
         out, i = [], 0
         for spans_of_doc in per_doc:
             out.append(list(zip(spans_of_doc, links_of[i : i + len(spans_of_doc)])))
@@ -219,21 +256,36 @@ class IntertextMatcher(Pipe):
             doc.spans[key] = group
 
     def to_disk(self, path, *, exclude=tuple()) -> None:
+        """Save the settings (with the index's absolute path) and the reranker."""
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         srsly.write_json(path / "cfg", self.cfg)
+        if self.cfg["index_path"] is not None:
+            self.index  # noqa: B018  (reads the index's reranker if not read yet)
+        if self.reranker is not None:
+            srsly.write_json(path / RERANKER_FILE, self.reranker.to_dict())
 
     def from_disk(self, path, *, exclude=tuple()) -> "IntertextMatcher":
-        self.cfg.update(srsly.read_json(Path(path) / "cfg"))
+        """Load the settings and the reranker; the index opens on first use."""
+        path = Path(path)
+        self.cfg.update(srsly.read_json(path / "cfg"))
         self._index = None
+        self.reranker = load_reranker(path)
+        self._reranker_read = self.reranker is not None
         return self
 
     def to_bytes(self, *, exclude=tuple()) -> bytes:
-        return srsly.json_dumps(self.cfg).encode("utf8")
+        if self.cfg["index_path"] is not None:
+            self.index  # noqa: B018
+        reranker = self.reranker.to_dict() if self.reranker is not None else None
+        return srsly.json_dumps({"cfg": self.cfg, "reranker": reranker}).encode("utf8")
 
     def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "IntertextMatcher":
-        self.cfg.update(srsly.json_loads(bytes_data))
+        data = srsly.json_loads(bytes_data)
+        self.cfg.update(data["cfg"])
         self._index = None
+        self.reranker = FeatureReranker.from_dict(data["reranker"]) if data["reranker"] else None
+        self._reranker_read = self.reranker is not None
         return self
 
     def __getstate__(self) -> Dict[str, Any]:
@@ -243,9 +295,9 @@ class IntertextMatcher(Pipe):
             state["_index"] = None
         return state
 
-    def initialize(self, get_examples: Optional[Callable] = None, *, nlp=None) -> None:
-        """Nothing to train here: the reranker is trained with
-        'python -m spacy_rhetoric intertext train' and stored in the index."""
+
+def _absolute(path: Optional[Union[str, Path]]) -> Optional[str]:
+    return str(Path(path).resolve()) if path is not None else None
 
 
 register_intertext_extensions()

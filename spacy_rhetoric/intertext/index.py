@@ -42,7 +42,6 @@ META_FILE = "meta.json"
 SEGMENTS_FILE = "segments.jsonl"
 LEXICAL_FILE = "lexical.npz"
 EMBEDDINGS_FILE = "embeddings.npy"
-RERANKER_FILE = "reranker.json"
 CHANNELS = ("lexical", "dense")
 
 
@@ -82,7 +81,6 @@ class IntertextIndex:
         self.cfg = cfg
         self._encoder = encoder
         self.row_of = {seg_id: i for i, seg_id in enumerate(ids)}
-        self.reranker: Any = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -184,8 +182,6 @@ class IntertextIndex:
             np.save(path / EMBEDDINGS_FILE, np.asarray(self.embeddings, dtype=np.float16))
         elif (path / EMBEDDINGS_FILE).exists():
             (path / EMBEDDINGS_FILE).unlink()
-        if self.reranker is not None:
-            srsly.write_json(path / RERANKER_FILE, self.reranker.to_dict())
 
     @classmethod
     def from_disk(cls, path: Union[str, Path], mmap: bool = True) -> "IntertextIndex":
@@ -193,7 +189,7 @@ class IntertextIndex:
 
         path (Union[str, Path]): the index directory.
         mmap (bool): memory-map the embeddings instead of reading them.
-        RETURNS (IntertextIndex): the index (with its reranker if it has one).
+        RETURNS (IntertextIndex): the index (its reranker: ``rerank.load_reranker``).
         """
         path = Path(path)
         if not (path / META_FILE).is_file():
@@ -216,12 +212,7 @@ class IntertextIndex:
         embeddings = None
         if (path / EMBEDDINGS_FILE).is_file():
             embeddings = np.load(path / EMBEDDINGS_FILE, mmap_mode="r" if mmap else None)
-        index = cls(ids, texts, lexical, embeddings, cfg)
-        if (path / RERANKER_FILE).is_file():
-            from .rerank import FeatureReranker
-
-            index.reranker = FeatureReranker.from_dict(srsly.read_json(path / RERANKER_FILE))
-        return index
+        return cls(ids, texts, lexical, embeddings, cfg)
 
     def encode_queries(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
         """texts (Sequence[str]): query texts.

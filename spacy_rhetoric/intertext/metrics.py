@@ -18,9 +18,10 @@ corpus). A gold item is found when any of its rows is retrieved / predicted.
 """
 
 from dataclasses import dataclass
-from typing import Dict, Hashable, Iterable, List, Mapping, Sequence, Set
+from typing import Any, Callable, Dict, Hashable, Iterable, List, Mapping, Sequence, Set
 
 from spacy.scorer import PRFScore
+from spacy.util import registry
 
 Gold = Mapping[Hashable, Sequence[Set[int]]]
 
@@ -146,3 +147,78 @@ def link_scores(per_query: Mapping[Hashable, Confusion], gold: Gold) -> Dict[str
     out.update(error_rates(pooled))
     out.update({"tp": pooled.tp, "fp": pooled.fp, "fn": pooled.fn, "tn": pooled.tn})
     return out
+
+
+SCORE_KS = (1, 5, 10)
+
+
+def _gold_sources(doc: Any) -> Set[str]:
+    return {
+        str(link["source_id"])
+        for link in doc.user_data.get("links", [])
+        if int(link.get("label", 1)) == 1
+    }
+
+
+def _predicted_ranks(doc: Any, spans_key: str) -> Dict[str, int]:
+    """The best rank of each source linked from any span of the doc."""
+    ranks: Dict[str, int] = {}
+    for span in doc.spans[spans_key] if spans_key in doc.spans else []:
+        for link in span._.intertext_links or []:
+            source = str(link["source_id"])
+            ranks[source] = min(ranks.get(source, link["rank"]), link["rank"])
+    return ranks
+
+
+def score_intertext(
+    examples: Iterable[Any],
+    spans_key: str = "intertext",
+    ks: Sequence[int] = SCORE_KS,
+    **cfg: Any,
+) -> Dict[str, float]:
+    """Score predicted intertext links against the gold links of the reference docs
+    (``user_data["links"]``, label 1, as the Loci Similes reader writes them).
+
+    P/R/F1 (spaCy's PRFScore) count (query, source) pairs over all examples; recall@k
+    and MRR are over the queries with gold links, a gold source counting as found at
+    the rank of its link (a source that is not linked is not found).
+
+    examples (Iterable[Example]): predicted docs with ``intertext_matcher``'s spans.
+    spans_key (str): the matcher's span group.
+    ks (Sequence[int]): the cut-offs of recall@k.
+    cfg: the component's other settings (ignored).
+    RETURNS (Dict[str, float]): intertext_p, intertext_r, intertext_f, intertext_mrr
+        and intertext_recall@K per cut-off.
+    """
+    prf = PRFScore()
+    found: Dict[int, int] = {k: 0 for k in ks}
+    n_gold = 0
+    reciprocal: List[float] = []
+    for eg in examples:
+        gold = _gold_sources(eg.reference)
+        ranks = _predicted_ranks(eg.predicted, spans_key)
+        prf.tp += len(gold & set(ranks))
+        prf.fp += len(set(ranks) - gold)
+        prf.fn += len(gold - set(ranks))
+        if not gold:
+            continue
+        n_gold += len(gold)
+        for k in ks:
+            found[k] += sum(1 for source in gold if ranks.get(source, k + 1) <= k)
+        best = min((ranks[source] for source in gold if source in ranks), default=None)
+        reciprocal.append(1.0 / best if best else 0.0)
+    scores = {
+        "intertext_p": prf.precision,
+        "intertext_r": prf.recall,
+        "intertext_f": prf.fscore,
+        "intertext_mrr": sum(reciprocal) / len(reciprocal) if reciprocal else 0.0,
+    }
+    for k in ks:
+        scores[f"intertext_recall@{k}"] = found[k] / n_gold if n_gold else 0.0
+    return scores
+
+
+@registry.scorers("spacy-rhetoric.intertext_scorer.v1")
+def make_intertext_scorer() -> Callable:
+    """RETURNS (Callable): the intertext scorer, ``score_intertext``."""
+    return score_intertext

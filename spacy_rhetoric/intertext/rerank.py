@@ -13,9 +13,11 @@ out-of-fold probabilities of the training queries.
 """
 
 import math
-from typing import Dict, List, Optional, Sequence, Tuple
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
+import srsly
 
 from ..logistic import LogisticRegression, f1_threshold
 from .index import Candidate, IntertextIndex
@@ -301,3 +303,19 @@ class CrossEncoderReranker:
             convert_to_numpy=True,
         )
         return np.asarray(scores, dtype=np.float32).reshape(-1)
+
+
+RERANKER_FILE = "reranker.json"  # in an index directory, or a component's
+
+
+def load_reranker(path: Union[str, Path]) -> Optional[FeatureReranker]:
+    """The feature reranker stored in a directory (an index trained with ``intertext
+    train``, or a saved ``intertext_matcher``).
+
+    path (Union[str, Path]): the directory.
+    RETURNS (Optional[FeatureReranker]): the reranker, or None if it has none.
+    """
+    file = Path(path) / RERANKER_FILE
+    if not file.is_file():
+        return None
+    return FeatureReranker.from_dict(srsly.read_json(file))

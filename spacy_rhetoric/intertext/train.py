@@ -8,9 +8,9 @@ import srsly
 
 from ..corpora.loci_similes import convert_loci_similes
 from ..corpora.tesserae import loci_to_tesserae, verse_span
-from .index import FUSION_KS, META_FILE, RERANKER_FILE, IntertextIndex, choose_fusion
+from .index import FUSION_KS, META_FILE, IntertextIndex, choose_fusion
 from .lexical import terms
-from .rerank import FeatureReranker, pair_features
+from .rerank import RERANKER_FILE, FeatureReranker, pair_features
 
 
 def source_rows(index: IntertextIndex, source_id: str, source_text: str) -> Set[int]:
