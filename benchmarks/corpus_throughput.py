@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
-from spacy_rhetoric.vectors import raw_lines
+from spacy_rhetoric.encoders.floret import raw_lines
 
 REPO = Path(__file__).resolve().parent.parent
 SETUPS = {

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from spacy_rhetoric.corpora.latin import normalize_latin as normalize
 from spacy_rhetoric.corpora.loci_similes import read_segments_csv
 from spacy_rhetoric.corpora.tesserae import (
     loci_to_tesserae,
@@ -18,7 +19,7 @@ from spacy_rhetoric.corpora.tesserae import (
 from spacy_rhetoric.corpora.util import CorpusFormatError
 from spacy_rhetoric.intertext.dense import topk_inner
 from spacy_rhetoric.intertext.index import IntertextIndex, read_source_segments
-from spacy_rhetoric.intertext.lexical import LexicalIndex, forms, normalize, stem, terms
+from spacy_rhetoric.intertext.lexical import LexicalIndex, forms, stem, terms
 
 FIXTURES = Path(__file__).parent / "fixtures" / "intertext"
 

@@ -34,10 +34,10 @@ import spacy
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from ..corpora.latin import normalize_latin
 from ..corpora.parallelisms import get_parallelisms, set_parallelisms
 from ..models import build_hint, resolve
 from ..textio import CHUNK_CHARS, text_chunks
-from ..vectors import normalize_latin
 from .findings import Document, Note
 
 LANGUAGES = ("la", "de", "en", "zh")

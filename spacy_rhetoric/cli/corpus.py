@@ -169,7 +169,7 @@ def corpus_raw_text_cli(
     lang: str = Opt("la", "--lang", help="Language (la: Latin orthography normalised)"),
 ):
     """Write raw text as JSONL for `spacy pretrain`, one line of normalised text each."""
-    from ..vectors import tokenized_corpus
+    from ..encoders.floret import tokenized_corpus
 
     output.parent.mkdir(parents=True, exist_ok=True)
     n = 0

@@ -153,7 +153,7 @@ def models_vectors_cli(
     from spacy.training.initialize import convert_vectors
     from spacy.util import get_lang_class
 
-    from ..vectors import train_floret_vectors
+    from ..encoders.floret import train_floret_vectors
 
     output_dir.mkdir(parents=True, exist_ok=True)
     floret_path = output_dir.with_suffix(".floret")

@@ -15,16 +15,16 @@ of ``rerank.py``.
 """
 
 import re
-import unicodedata
 from typing import Dict, Iterable, List, Sequence, Tuple
 
 import numpy as np
 from scipy import sparse
 
+from ..corpora.latin import normalize_latin
+
 STEM_LENGTH = 5
 LENGTH_NORM = 0.3
 _WORD = re.compile(r"[a-z]+")
-_FOLD = str.maketrans({"j": "i", "v": "u", "æ": "ae", "œ": "oe", "ß": "ss"})
 # Inflectional endings, longest first (only stripped if >= 3 letters remain).
 _ENDINGS = tuple(
     sorted(
@@ -37,22 +37,11 @@ _ENDINGS = tuple(
 )
 
 
-def normalize(text: str) -> str:
-    """Fold a Latin text for matching: lower case, no diacritics, u for v, i for j.
-
-    text (str): the text.
-    RETURNS (str): the folded text.
-    """
-    text = unicodedata.normalize("NFKD", text.lower())
-    text = "".join(c for c in text if not unicodedata.combining(c))
-    return text.translate(_FOLD)
-
-
 def forms(text: str) -> List[str]:
     """text (str): a text.
     RETURNS (List[str]): its normalised word forms, in order.
     """
-    return _WORD.findall(normalize(text))
+    return _WORD.findall(normalize_latin(text))
 
 
 def stem(form: str) -> str:

@@ -8,14 +8,10 @@ import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator, List, Union
 
+from ..corpora.latin import normalize_latin
+from ..corpora.tesserae import read_tess
+
 WORD = re.compile(r"[^\W\d_]+|[^\w\s]", re.UNICODE)
-TESS_TAG = re.compile(r"^<[^>]*>\s*")
-LATIN_ORTHOGRAPHY = str.maketrans({"v": "u", "j": "i"})
-
-
-def normalize_latin(text: str) -> str:
-    """Lowercase and map v -> u, j -> i."""
-    return text.lower().translate(LATIN_ORTHOGRAPHY)
 
 
 def raw_lines(paths: Iterable[Union[str, Path]]) -> Iterator[str]:
@@ -28,10 +24,11 @@ def raw_lines(paths: Iterable[Union[str, Path]]) -> Iterator[str]:
             else [path]
         )
         for file in files:
-            for line in file.read_text(encoding="utf8", errors="replace").splitlines():
-                line = TESS_TAG.sub("", line) if file.suffix == ".tess" else line
-                if line.strip():
-                    yield line
+            if file.suffix == ".tess":
+                lines = (segment.text for segment in read_tess(file).segments)
+            else:
+                lines = file.read_text(encoding="utf8", errors="replace").splitlines()
+            yield from (line for line in lines if line.strip())
 
 
 def tokenized_corpus(paths: Iterable[Union[str, Path]], latin: bool = True) -> Iterator[str]:

@@ -1,7 +1,8 @@
 import pytest
 import spacy
 
-from spacy_rhetoric.vectors import normalize_latin, tokenized_corpus, train_floret_vectors
+from spacy_rhetoric.corpora.latin import normalize_latin
+from spacy_rhetoric.encoders.floret import tokenized_corpus, train_floret_vectors
 
 
 def test_normalize_and_tokenize(tmp_path):
