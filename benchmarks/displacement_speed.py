@@ -18,6 +18,7 @@ from typing import Callable, Dict, List
 
 import numpy
 
+from spacy_rhetoric.corpora.conllu import read_conllu_docs
 from spacy_rhetoric.treebank.displacement import (
     Displacements,
     compare,
@@ -25,7 +26,6 @@ from spacy_rhetoric.treebank.displacement import (
     parse_conllu,
     read_conllu,
 )
-from spacy_rhetoric.treebank.io import read_conllu_docs
 
 REPO = Path(__file__).resolve().parent.parent
 SPLIT = re.compile(r"-ud-(train|dev|test)\.conllu$")

@@ -8,13 +8,13 @@ from typing import Dict
 import numpy
 import pytest
 
+from spacy_rhetoric.corpora.conllu import read_conllu_docs
 from spacy_rhetoric.treebank.displacement import (
     compare,
     corpus_med,
     from_docs,
     read_conllu,
 )
-from spacy_rhetoric.treebank.io import read_conllu_docs
 
 SPLIT = re.compile(r"-ud-(train|dev|test)\.conllu$")
 WORD_LINE = re.compile(r"^\d+\t", re.M)

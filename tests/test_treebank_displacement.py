@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from scipy.stats import wasserstein_distance
 from spacy.tokens import Doc
 
+from spacy_rhetoric.corpora.conllu import read_conllu_docs
 from spacy_rhetoric.corpora.util import CorpusFormatError
 from spacy_rhetoric.treebank.displacement import (
     Displacements,
@@ -26,7 +27,6 @@ from spacy_rhetoric.treebank.displacement import (
     slv,
     wasserstein_unit,
 )
-from spacy_rhetoric.treebank.io import read_conllu_docs
 
 # --- strategies ------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from spacy.util import load_config, load_model_from_config
 from typer.testing import CliRunner
 
 from spacy_rhetoric.cli import app
-from spacy_rhetoric.treebank.io import read_conllu_docs
+from spacy_rhetoric.corpora.conllu import read_conllu_docs
 from spacy_rhetoric.treebank.pipelines import (
     BASE_CORPORA,
     BaseCorpusSpec,

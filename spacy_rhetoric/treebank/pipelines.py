@@ -22,7 +22,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 import srsly
 from spacy.tokens import Doc
 
-from .io import read_conllu_docs, write_docbin
+from ..corpora.conllu import read_conllu_docs
+from .io import write_docbin
 
 PathLike = Union[str, Path]
 
@@ -121,7 +122,7 @@ def build_base_corpus(
                 f"base-corpus: no corpus for {lang!r}; use one of {list(BASE_CORPORA)}"
             )
         spec = BASE_CORPORA[lang]
-    from .io import default_vocab
+    from ..corpora.conllu import default_vocab
 
     ud_dir, output_dir = Path(ud_dir), Path(output_dir)
     vocab = default_vocab()

@@ -359,7 +359,8 @@ def run_query_evaluation(
     RETURNS (Tuple[List[Dict[str, QueryResult]], Dict[str, Dict[str, Any]]]): per-fold
         results and the across-fold summary.
     """
-    from .io import default_vocab, read_docs
+    from ..corpora.conllu import default_vocab
+    from .io import read_docs
 
     vocab = vocab if vocab is not None else default_vocab()
     folds = [
