@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Callable, Iterator, List
 
 from spacy.language import Language
-from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
+from ..corpora.util import gold_tokens_doc
 from .component import DEFAULT_POSITIVE_LABELS, gold_candidates
 from .evaluate import input_doc, stratified_folds
 
@@ -78,11 +78,7 @@ def create_chiasmus_corpus(
             if keep_annotations:
                 predicted = input_doc(nlp.vocab, reference)
             else:
-                predicted = Doc(
-                    nlp.vocab,
-                    words=[t.text for t in reference],
-                    spaces=[bool(t.whitespace_) for t in reference],
-                )
+                predicted = gold_tokens_doc(nlp.vocab, reference)
             yield Example(predicted, reference)
 
     return read

@@ -62,6 +62,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from thinc.api import fix_random_seed
 
+from ..corpora.util import gold_tokens_doc
 from ..logistic import LogisticRegression
 from .component import ChiasmusFinder, gold_candidates
 from .features import candidate_features, encoder_e_features, feature_names
@@ -496,10 +497,7 @@ def english_examples(
     result = {}
     for split in ("train", "test"):
         references = conversion.splits[split]
-        inputs = [
-            Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d])
-            for d in references
-        ]
+        inputs = [gold_tokens_doc(nlp.vocab, d) for d in references]
         annotated = list(nlp.pipe(inputs, batch_size=batch_size))
         result[split] = [Example(p, r) for p, r in zip(annotated, references)]
     return result
@@ -754,10 +752,7 @@ def evaluate_english_mb(
     is_positive = numpy.asarray(
         [i < len(conversion.splits[MB_POSITIVE_SPLIT]) for i in range(len(references))]
     )
-    inputs = [
-        Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d])
-        for d in references
-    ]
+    inputs = [gold_tokens_doc(nlp.vocab, d) for d in references]
     docs = list(nlp.pipe(inputs, batch_size=64))
     suggester = build_chiasmus_suggester()
     candidates = [suggester.suggest(doc).indices for doc in docs]

@@ -18,13 +18,12 @@ from spacy.training import Example
 from spacy.util import registry
 
 from . import CONVERTERS, convert
+from .util import gold_tokens_doc
 
 
 def gold_tokens_example(nlp: Language, reference: Doc) -> Example:
     """An Example whose predicted doc has the reference's tokens and nothing else."""
-    words = [token.text for token in reference]
-    spaces = [bool(token.whitespace_) for token in reference]
-    return Example(Doc(nlp.vocab, words=words, spaces=spaces), reference)
+    return Example(gold_tokens_doc(nlp.vocab, reference), reference)
 
 
 @registry.readers("spacy-rhetoric.corpus_reader.v1")

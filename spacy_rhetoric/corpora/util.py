@@ -7,6 +7,7 @@ from typing import Dict, Iterator, List, Optional, Union
 
 import srsly
 from spacy.tokens import Doc, DocBin
+from spacy.vocab import Vocab
 
 
 class CorpusFormatError(ValueError):
@@ -76,3 +77,16 @@ def write_conversion(conversion: Conversion, output_dir: Union[str, Path]) -> Di
     elif skipped_path.exists():
         skipped_path.unlink()
     return paths
+
+
+def gold_tokens_doc(vocab: Vocab, reference: Doc) -> Doc:
+    """A doc with the reference's tokens (words and spaces) and nothing else: the input
+    of a model that is evaluated or trained on the gold tokenization.
+
+    vocab (Vocab): the vocab of the new doc (the pipeline's).
+    reference (Doc): the gold doc.
+    RETURNS (Doc): the bare doc.
+    """
+    words = [token.text for token in reference]
+    spaces = [bool(token.whitespace_) for token in reference]
+    return Doc(vocab, words=words, spaces=spaces)

@@ -12,12 +12,13 @@ from spacy.vocab import Vocab
 
 from ..corpora.parallelisms import CHIASTIC, DEFAULT_SPANS_KEY, SYNCHYSTIC, get_parallelisms
 from ..corpora.stats import read_docbins
+from ..corpora.util import gold_tokens_doc
 from .metrics import score_parallelism, score_types
 
 
 def _strip(doc: Doc) -> Doc:
     """A copy of a doc with its tokens only (the model sees the gold tokenization)."""
-    return Doc(doc.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc])
+    return gold_tokens_doc(doc.vocab, doc)
 
 
 def predict_docs(

@@ -23,6 +23,7 @@ import srsly
 from spacy.tokens import Doc
 
 from ..corpora.conllu import read_conllu_docs
+from ..corpora.util import gold_tokens_doc
 from .io import write_docbin
 
 PathLike = Union[str, Path]
@@ -182,9 +183,7 @@ def _examples(nlp, docs: Iterable[Doc], gold_tokens: bool) -> List[Any]:
     examples = []
     for ref in docs:
         if gold_tokens:
-            words = [t.text for t in ref]
-            spaces = [bool(t.whitespace_) for t in ref]
-            pred = Doc(nlp.vocab, words=words, spaces=spaces)
+            pred = gold_tokens_doc(nlp.vocab, ref)
         else:
             pred = nlp.make_doc(ref.text)
         examples.append(Example(pred, ref))
