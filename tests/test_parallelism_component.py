@@ -4,7 +4,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
-from thinc.api import fix_random_seed
+from thinc.api import ConfigValidationError, fix_random_seed
 
 from spacy_rhetoric import get_parallelisms, render, set_parallelisms
 from spacy_rhetoric.parallelism.component import SCORE_KEYS
@@ -205,7 +205,7 @@ def test_overfitting_pairwise_links():
     fix_random_seed(0)
     model = {**SMALL_MODEL, "linker_width": 32, "attention_heads": 2}
     nlp = spacy.blank("la")
-    nlp.add_pipe("parallelism_tagger", config={"model": model, "links": "pairwise"})
+    nlp.add_pipe("parallelism_tagger", config={"model": model})
     examples = make_examples(nlp)
     optimizer = nlp.initialize(lambda: examples)
     tagger = nlp.get_pipe("parallelism_tagger")
@@ -220,10 +220,12 @@ def test_overfitting_pairwise_links():
     assert found[2] == [((3, 5), (7, 9))]
 
 
-def test_links_setting_must_match_model():
+def test_pairwise_links_follow_the_model():
     nlp = spacy.blank("la")
-    nlp.add_pipe("parallelism_tagger", config={"model": SMALL_MODEL, "links": "pairwise"})
-    with pytest.raises(ValueError, match="linker_width"):
-        nlp.initialize(lambda: make_examples(nlp))
-    with pytest.raises(ValueError):
-        spacy.blank("la").add_pipe("parallelism_tagger", config={"links": "psychic"})
+    plain = nlp.add_pipe("parallelism_tagger", config={"model": SMALL_MODEL})
+    linked = nlp.add_pipe(
+        "parallelism_tagger", name="linked", config={"model": {**SMALL_MODEL, "linker_width": 8}}
+    )
+    assert not plain.pairwise and linked.pairwise
+    with pytest.raises(ConfigValidationError):  # the old second knob is gone
+        spacy.blank("la").add_pipe("parallelism_tagger", config={"links": "pairwise"})

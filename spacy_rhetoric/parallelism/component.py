@@ -46,8 +46,6 @@ from .types import (
     type_features,
 )
 
-LINK_MODES = ("tags", "pairwise")
-
 DEFAULT_MODEL_CONFIG = """
 [model]
 @architectures = "spacy-rhetoric.ParallelismTagger.v1"
@@ -75,6 +73,10 @@ SCORE_KEYS = [
 ]
 
 
+# subtracted from the outermost stratum's "O" score at prediction (see make_parallelism_tagger)
+DEFAULT_OUTSIDE_PENALTY = 0.0
+
+
 @Language.factory(
     "parallelism_tagger",
     assigns=["doc.spans"],
@@ -83,9 +85,8 @@ SCORE_KEYS = [
         "spans_key": DEFAULT_SPANS_KEY,
         "tagset": "biomje",
         "link": "branch",
-        "links": "tags",
         "n_strata": 1,
-        "outside_penalty": 0.0,
+        "outside_penalty": DEFAULT_OUTSIDE_PENALTY,
         "scorer": {"@scorers": "spacy-rhetoric.parallelism_scorer.v1"},
     },
     default_score_weights={key: (1.0 if key == "parallelism_epm_f" else 0.0) for key in SCORE_KEYS},
@@ -97,7 +98,6 @@ def make_parallelism_tagger(
     spans_key: str,
     tagset: str,
     link: str,
-    links: str,
     n_strata: int,
     outside_penalty: float,
     scorer: Optional[Callable],
@@ -109,10 +109,6 @@ def make_parallelism_tagger(
     spans_key (str): the doc.spans key to write the branches to.
     tagset (str): one of bio, bioe, bioj, biom, bioje, biome, biomj, biomje.
     link (str): "token" (token distance) or "branch" (branch distance) links.
-    links (str): how links are predicted: "tags" (part of the CRF's tag vocabulary,
-        e.g. B-2: only link values seen in training can be produced) or "pairwise"
-        (the CRF predicts link-free structure tags and the model's branch linker
-        chooses each later branch's antecedent; needs ``linker_width > 0`` in the model).
     n_strata (int): how many nesting levels to predict (1 = outermost only).
     outside_penalty (float): subtracted from the outermost stratum's "O" score before
         decoding; > 0 trades
@@ -127,7 +123,6 @@ def make_parallelism_tagger(
         spans_key=spans_key,
         tagset=tagset,
         link=link,
-        links=links,
         n_strata=n_strata,
         outside_penalty=outside_penalty,
         scorer=scorer,
@@ -146,18 +141,13 @@ class ParallelismTagger(TrainablePipe):
         spans_key: str = DEFAULT_SPANS_KEY,
         tagset: str = "biomje",
         link: str = "branch",
-        links: str = "tags",
         n_strata: int = 1,
-        outside_penalty: float = 0.0,
+        outside_penalty: float = DEFAULT_OUTSIDE_PENALTY,
         scorer: Optional[Callable] = None,
     ) -> None:
         scheme = TagScheme(tagset, link)  # validates the names
         if n_strata < 1:
             raise ValueError(f"parallelism_tagger: n_strata must be >= 1, got {n_strata}.")
-        if links not in LINK_MODES:
-            raise ValueError(
-                f"parallelism_tagger: links must be one of {', '.join(LINK_MODES)}, got '{links}'."
-            )
         self.vocab = vocab
         self.model = model
         self.name = name
@@ -167,7 +157,6 @@ class ParallelismTagger(TrainablePipe):
             "spans_key": spans_key,
             "tagset": scheme.tagset,
             "link": scheme.link,
-            "links": links,
             "n_strata": n_strata,
             "outside_penalty": float(outside_penalty),
             "type_weights": [],
@@ -194,7 +183,11 @@ class ParallelismTagger(TrainablePipe):
 
     @property
     def pairwise(self) -> bool:
-        return self.cfg["links"] == "pairwise"
+        """Whether links are predicted pairwise: the model has a branch linker
+        (``linker_width > 0``) and the CRF predicts link-free structure tags; otherwise
+        links are part of the CRF's tag vocabulary (e.g. B-2: only link values seen in
+        training can be produced)."""
+        return self.model.attrs.get("linker_width", 0) > 0
 
     def _gold_items(self, example: Example) -> List[Tuple[Tuple[Tuple[int, int], ...], int]]:
         """The gold parallelisms of an example as (branch offsets, stratum), on the
@@ -271,12 +264,6 @@ class ParallelismTagger(TrainablePipe):
             raise ValueError(
                 f"{self.name}: no labels. Initialize the component with training data "
                 "(nlp.initialize) or pass labels to initialize()."
-            )
-        has_linker = self.model.attrs.get("linker_width", 0) > 0
-        if has_linker != self.pairwise:
-            raise ValueError(
-                f"{self.name}: links = '{self.cfg['links']}' needs a model "
-                + ("with linker_width > 0." if self.pairwise else "with linker_width = 0.")
             )
         self.model.set_dim("nO", len(self.labels))
         self.model.attrs["n_strata"] = self.cfg["n_strata"]
@@ -406,8 +393,8 @@ class ParallelismTagger(TrainablePipe):
         filled = [i for i, doc in enumerate(docs) if len(doc)]
         if not filled:
             return rows
-        self.model.attrs["outside_penalty"] = self.cfg.get("outside_penalty", 0.0)
-        output = self.model.predict(([docs[i] for i in filled], None))
+        penalty = self.cfg.get("outside_penalty", DEFAULT_OUTSIDE_PENALTY)
+        output = self.model.predict(([docs[i] for i in filled], None, penalty))
         labels = self.labels
         for stratum, stratum_paths in enumerate(output["paths"]):
             for b, (i, path) in enumerate(zip(filled, stratum_paths)):
@@ -487,7 +474,7 @@ class ParallelismTagger(TrainablePipe):
             return losses
         gold = self._gold(examples)
         docs = [eg.predicted for eg in examples]
-        loss, backprop = self.model.begin_update((docs, gold))
+        loss, backprop = self.model.begin_update((docs, gold, 0.0))
         backprop(1.0)
         if sgd is not None:
             self.finish_update(sgd)
@@ -499,7 +486,7 @@ class ParallelismTagger(TrainablePipe):
         examples = [eg for eg in examples if len(eg.predicted)]
         if not examples:
             return 0.0, None
-        loss = self.model.predict(([eg.predicted for eg in examples], self._gold(examples)))
+        loss = self.model.predict(([eg.predicted for eg in examples], self._gold(examples), 0.0))
         return float(loss), None
 
     def from_bytes(

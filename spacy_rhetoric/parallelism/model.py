@@ -18,10 +18,11 @@ from thinc.types import Floats2d
 from .features import N_FEATURES, batch_repetition_features
 from .network import ParallelismNetwork
 
-# (docs, gold or None) -> loss (training) or {"paths": per-stratum tag paths,
-# "branches": per-stratum linked branches}. gold = {"tags": [S, B, T] array,
-# "branches": per stratum, per doc, (start, end, is later, antecedent index)}.
-InT = Tuple[List[Doc], Optional[Dict[str, Any]]]
+# (docs, gold or None, outside penalty) -> loss (training) or {"paths": per-stratum tag
+# paths, "branches": per-stratum linked branches}. gold = {"tags": [S, B, T] array,
+# "branches": per stratum, per doc, (start, end, is later, antecedent index)}. The
+# penalty is subtracted from the outermost stratum's "O" score at prediction only.
+InT = Tuple[List[Doc], Optional[Dict[str, Any]], float]
 
 
 @registry.architectures("spacy-rhetoric.ParallelismTagger.v1")
@@ -71,7 +72,6 @@ def build_parallelism_tagger(
             "n_strata": 1,
             "constraints": None,
             "label_kinds": None,
-            "outside_penalty": 0.0,
         },
     )
 
@@ -108,7 +108,7 @@ def init(model: Model, X: Optional[InT] = None, Y: Any = None) -> None:
 
 
 def forward(model: Model, inputs: InT, is_train: bool) -> Tuple[Any, Callable]:
-    docs, gold = inputs
+    docs, gold, outside_penalty = inputs
     tok2vec = model.get_ref("tok2vec")
     head = model.get_ref("head")
     vectors, backprop_vectors = tok2vec(docs, is_train)
@@ -119,7 +119,7 @@ def forward(model: Model, inputs: InT, is_train: bool) -> Tuple[Any, Callable]:
     else:
         X = vectors
     keys = token_keys(docs) if model.attrs["linker_width"] else None
-    penalty = 0.0 if is_train else model.attrs["outside_penalty"]
+    penalty = 0.0 if is_train else outside_penalty
     output, backprop_head = head((X, gold, keys, penalty), is_train)
 
     def backprop(d_output: Any) -> Any:
