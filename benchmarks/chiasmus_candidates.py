@@ -25,6 +25,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
+from spacy_rhetoric.assets import data_root
 from spacy_rhetoric.chiasmus.candidates import count_candidates, find_candidates
 from spacy_rhetoric.chiasmus.component import DEFAULT_ALLOWED_POS
 from spacy_rhetoric.corpora import convert
@@ -111,7 +112,7 @@ def main() -> None:
     parser.add_argument(
         "--data",
         type=Path,
-        default=Path(os.environ.get("SPACY_RHETORIC_DATA", REPO.parent / "shared" / "data")),
+        default=data_root(required=False),
     )
     parser.add_argument("--window", type=int, default=30)
     parser.add_argument("--naive-tokens", type=int, default=4000)

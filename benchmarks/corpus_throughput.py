@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
+from spacy_rhetoric.assets import data_root
 from spacy_rhetoric.encoders.floret import raw_lines
 
 REPO = Path(__file__).resolve().parent.parent
@@ -129,8 +130,7 @@ def main() -> None:
     parser.add_argument(
         "--source",
         type=Path,
-        default=Path(os.environ.get("SPACY_RHETORIC_DATA", REPO.parent / "shared" / "data"))
-        / "latin-corpora/tesserae/texts/la",
+        default=data_root(required=False) / "latin-corpora/tesserae/texts/la",
     )
     parser.add_argument("--setups", default=",".join(SETUPS))
     parser.add_argument(

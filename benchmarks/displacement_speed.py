@@ -18,6 +18,7 @@ from typing import Callable, Dict, List
 
 import numpy
 
+from spacy_rhetoric.assets import CHECKOUT_DATA, data_root
 from spacy_rhetoric.corpora.conllu import read_conllu_docs
 from spacy_rhetoric.treebank.displacement import (
     Displacements,
@@ -92,7 +93,7 @@ def edv_table(root: Path) -> Dict[str, Dict[str, object]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "ud")
+    parser.add_argument("--data", type=Path, default=(data_root(required=False) or CHECKOUT_DATA) / "ud")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument(
         "--output", type=Path, default=REPO / "benchmarks" / "results" / "displacement_speed.json"

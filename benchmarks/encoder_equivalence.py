@@ -10,10 +10,10 @@ Writes benchmarks/results/encoder_equivalence.json.
 
 import argparse
 import json
-import os
 import time
 from pathlib import Path
 
+from spacy_rhetoric.assets import data_root
 from spacy_rhetoric.corpora.samples import sample_texts
 from spacy_rhetoric.encoders import encoder_path
 from spacy_rhetoric.encoders.verify import compare_with_engine, load_engine
@@ -21,7 +21,7 @@ from spacy_rhetoric.encoders.verify import compare_with_engine, load_engine
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    default_data = os.environ.get("SPACY_RHETORIC_DATA", "../shared/data")
+    default_data = data_root(required=False)
     parser.add_argument("--data", type=Path, default=Path(default_data))
     parser.add_argument("--n", type=int, default=200)
     parser.add_argument(

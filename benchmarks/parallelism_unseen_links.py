@@ -11,11 +11,12 @@ from pathlib import Path
 
 import srsly
 
+from spacy_rhetoric.assets import data_root
 from spacy_rhetoric.corpora import convert
 from spacy_rhetoric.corpora.parallelisms import get_parallelisms
 from spacy_rhetoric.parallelism.tags import TagScheme, encode_strata, link_values
 
-DATA = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parents[2] / "shared" / "data"
+DATA = data_root(sys.argv[1] if len(sys.argv) > 1 else None)
 
 
 def links_per_parallelism(doc, scheme):

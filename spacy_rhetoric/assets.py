@@ -2,13 +2,36 @@
 
 import os
 from pathlib import Path
-from typing import Iterator, Optional
-
-from weasel.util import get_checksum, load_project_config
+from typing import Iterator, Optional, Union
 
 ASSETS_DIR = "assets"
 # the environment variable naming the local data mirror
 DATA_ENV = "SPACY_RHETORIC_DATA"
+# where a checkout finds the mirror without the variable: ../shared/data beside it
+CHECKOUT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def data_root(explicit: Optional[Union[str, Path]] = None, required: bool = True) -> Optional[Path]:
+    """The local data mirror: the path given, else ``$SPACY_RHETORIC_DATA``, else
+    ``../shared/data`` beside the checkout where it exists.
+
+    explicit (Optional[Union[str, Path]]): a path given on the command line.
+    required (bool): raise if there is none (False: return None).
+    RETURNS (Optional[Path]): the mirror's directory.
+    RAISES FileNotFoundError: none is found and ``required``.
+    """
+    if explicit:
+        return Path(explicit)
+    if os.environ.get(DATA_ENV):
+        return Path(os.environ[DATA_ENV])
+    if CHECKOUT_DATA.is_dir():
+        return CHECKOUT_DATA
+    if required:
+        raise FileNotFoundError(
+            f"No data mirror: set ${DATA_ENV} to its directory, or fetch the datasets with "
+            "'python -m spacy_rhetoric corpus assets project.yml'"
+        )
+    return None
 
 
 def fetch_assets(project_file: Path, mirror: Optional[str] = None) -> Iterator[str]:
@@ -18,6 +41,8 @@ def fetch_assets(project_file: Path, mirror: Optional[str] = None) -> Iterator[s
     mirror (Optional[str]): a directory laid out like ``assets/``; None downloads.
     YIELDS (str): one line per asset on what was done.
     """
+    from weasel.util import get_checksum, load_project_config
+
     project_dir = Path(project_file).resolve().parent
     if mirror is None:
         from weasel.cli.assets import project_assets

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
+from .assets import DATA_ENV
+
 ENV_MODELS = "SPACY_RHETORIC_MODELS"
-ENV_DATA = "SPACY_RHETORIC_DATA"
 PACKAGE_MODELS = Path(__file__).parent / "data" / "models"
 BUILD_INFO = "spacy_rhetoric_build.json"
 SOURCES = ("option", "env", "package", "cache")
@@ -390,7 +391,7 @@ def build_model(
         if not (data / folder).exists():
             raise ModelError(
                 f"{name}: dataset folder {data / folder} not found; pass --data DIR (the data "
-                f"mirror) or set ${ENV_DATA}."
+                f"mirror) or set ${DATA_ENV}."
             )
     required: Dict[str, Path] = {}
     for other in spec.requires:

@@ -1,15 +1,15 @@
-import os
 from pathlib import Path
 
 import pytest
 
+from spacy_rhetoric.assets import CHECKOUT_DATA, DATA_ENV, data_root
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-DATA_ENV = "SPACY_RHETORIC_DATA"
 
 
 def _data_root() -> Path:
-    return Path(os.environ.get(DATA_ENV, REPO.parent / "shared" / "data"))
+    return data_root(required=False) or CHECKOUT_DATA
 
 
 @pytest.fixture(scope="session")
