@@ -93,7 +93,9 @@ def edv_table(root: Path) -> Dict[str, Dict[str, object]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data", type=Path, default=(data_root(required=False) or CHECKOUT_DATA) / "ud")
+    parser.add_argument(
+        "--data", type=Path, default=(data_root(required=False) or CHECKOUT_DATA) / "ud"
+    )
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument(
         "--output", type=Path, default=REPO / "benchmarks" / "results" / "displacement_speed.json"
