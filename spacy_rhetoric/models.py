@@ -1,9 +1,10 @@
 """The named trained pipelines that ``analyze`` needs, where to find them, and how to
 build them once.
 
-Each model has a name (``base-la``, ``parallelism-zh``, ``chiasmus-de``, ...) and a
-recipe: the ``convert`` / ``base-corpus`` and ``spacy train`` commands that build it from
-the datasets of the data mirror. A model is looked up, first match wins, in
+Each model has a name (``base-la``, ``parallelism-zh``, ``chiasmus-de``, ...) and the
+project.yml commands that build it from the datasets of the data mirror: project.yml
+and configs/ are the only place a training recipe is written, and ``build_model`` runs
+those commands (``spacy project run``) in the repository. A model is looked up, first match wins, in
 
 1. an explicit path (``--model NAME=PATH``),
 2. ``$SPACY_RHETORIC_MODELS/<name>`` (a directory of model directories),
@@ -40,35 +41,20 @@ class ModelError(ValueError):
 
 
 @dataclass(frozen=True)
-class BuildContext:
-    """What a recipe needs: the data mirror, a scratch directory, the output directory
-    of ``spacy train``, the configs directory and already resolved models."""
-
-    data: Path
-    work: Path
-    train_output: Path
-    configs: Path
-    models: Mapping[str, Path]
-
-    def python(self, *args: str) -> List[str]:
-        return [sys.executable, "-m", *args]
-
-
-@dataclass(frozen=True)
 class ModelSpec:
-    """A named model: its language, role in ``analyze``, licence and recipe.
+    """A named model: its language, role in ``analyze``, licence, and the project.yml
+    commands that build it.
 
     name (str): e.g. "base-la".
     lang (str): the language code.
     role (str): "base" (tagger, lemmatizer, parser), "parallelism" or "chiasmus".
     description (str): what it is and what it is trained on.
     licence (str): the licence of its training data (decides whether it may be shipped).
-    data (Tuple[str, ...]): folders of the data mirror the recipe reads.
-    requires (Tuple[str, ...]): models that must exist before it is built.
-    recipe (Callable[[BuildContext], List[List[str]]]): the commands that train it into
-        ``BuildContext.train_output``.
-    requires (Tuple[str, ...]): models that must be available before it is built.
-    install (str): the directory under ``train_output`` that becomes the model.
+    data (Tuple[str, ...]): folders of the data mirror its commands read.
+    commands (Tuple[str, ...]): the project.yml commands that build it, in order
+        (weasel skips those whose outputs are current).
+    output (str): the trained pipeline, relative to the project directory.
+    requires (Tuple[str, ...]): models whose commands run first (built by them too).
     keep (Tuple[str, ...]): if given, only these components are kept in the installed
         model (e.g. the chiasmus scorer without the frozen tagger it was trained behind).
     """
@@ -79,79 +65,11 @@ class ModelSpec:
     description: str
     licence: str
     data: Tuple[str, ...]
-    recipe: Callable[[BuildContext], List[List[str]]]
+    commands: Tuple[str, ...]
+    output: str
     requires: Tuple[str, ...] = ()
-    install: str = "model-best"
     keep: Tuple[str, ...] = ()
 
-
-def _base_recipe(lang: str) -> Callable[[BuildContext], List[List[str]]]:
-    def recipe(ctx: BuildContext) -> List[List[str]]:
-        corpus = ctx.work / "corpus"
-        train = ctx.python("spacy", "train", str(ctx.configs / "treebank" / f"base_{lang}.cfg"))
-        train += ["--output", str(ctx.train_output)]
-        train += ["--paths.train", str(corpus / "train.spacy")]
-        train += ["--paths.dev", str(corpus / "dev.spacy")]
-        return [
-            ctx.python("spacy_rhetoric", "base-corpus", lang, str(ctx.data / "ud"), str(corpus)),
-            train,
-        ]
-
-    return recipe
-
-
-def _parallelism_recipe(fmt: str, folder: str, config: str) -> Callable:
-    def recipe(ctx: BuildContext) -> List[List[str]]:
-        corpus = ctx.work / "corpus"
-        train = ctx.python("spacy", "train", str(ctx.configs / "parallelism" / config))
-        train += ["--output", str(ctx.train_output)]
-        train += ["--paths.train", str(corpus / "train.spacy")]
-        train += ["--paths.dev", str(corpus / "dev.spacy")]
-        # as project.yml's tune-parallelism-*: pick outside_penalty on the dev set
-        tune = ctx.python("spacy_rhetoric", "tune-parallelism")
-        tune += [str(ctx.train_output / "model-best"), str(corpus / "dev.spacy")]
-        tune += [str(ctx.train_output / "model-tuned"), "--grid", TUNE_GRID]
-        return [
-            ctx.python("spacy_rhetoric", "convert", fmt, str(ctx.data / folder), str(corpus)),
-            train,
-            tune,
-        ]
-
-    return recipe
-
-
-def _chiasmus_de(ctx: BuildContext) -> List[List[str]]:
-    corpus = ctx.work / "corpus"
-    train = ctx.python("spacy", "train", str(ctx.configs / "chiasmus" / "de.cfg"))
-    train += ["--output", str(ctx.train_output), "--paths.corpus", str(corpus / "all.spacy")]
-    return [
-        ctx.python(
-            "spacy_rhetoric",
-            "convert",
-            "chiasmus-de",
-            str(ctx.data / "german-chiasmus"),
-            str(corpus),
-        ),
-        train,
-    ]
-
-
-def _chiasmus_en(ctx: BuildContext) -> List[List[str]]:
-    corpus = ctx.work / "corpus"
-    source = ctx.data / "chiasmus-dubremetz-nivre"
-    train = ctx.python("spacy", "train", str(ctx.configs / "chiasmus" / "en.cfg"))
-    train += ["--output", str(ctx.train_output)]
-    # model-best is chosen on a stratified fold of the training file (en.cfg), never on test
-    train += ["--paths.train", str(corpus / "train.spacy")]
-    train += ["--paths.tagger", str(ctx.models["base-en"])]
-    # E features off: the scorer then depends only on POS and lemmas, not on the
-    # tensor of the tagger it was trained with, so it can be sourced into any base.
-    train += ["--components.chiasmus_finder.model.vectors", "none"]
-    return [ctx.python("spacy_rhetoric", "convert", "chiasmus-en", str(source), str(corpus)), train]
-
-
-# outside_penalty values tried on the dev set (as project.yml's tune-parallelism-*-me5)
-TUNE_GRID = "0,0.25,0.5,0.75,1,1.5,2,3"
 
 UD_LICENCE = "UD treebanks (various; some non-commercial): do not ship, build locally"
 
@@ -161,44 +79,46 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
         ModelSpec(
             "base-la", "la", "base",
             "Latin tagger, morphologizer, lemmatizer, parser (UD Perseus, UDante, PROIEL, ITTB)",
-            UD_LICENCE, ("ud",), _base_recipe("la"),
+            UD_LICENCE, ("ud",), ("train-base-la",), "training/base-la/model-best",
         ),
         ModelSpec(
             "base-de", "de", "base",
             "German tagger, morphologizer, lemmatizer, parser (UD German-GSD dev)",
-            UD_LICENCE, ("ud",), _base_recipe("de"),
+            UD_LICENCE, ("ud",), ("train-base-de",), "training/base-de/model-best",
         ),
         ModelSpec(
             "base-en", "en", "base",
             "English tagger, morphologizer, lemmatizer, parser (UD English-EWT)",
-            UD_LICENCE, ("ud",), _base_recipe("en"),
+            UD_LICENCE, ("ud",), ("train-base-en",), "training/base-en/model-best",
         ),
         ModelSpec(
             "parallelism-la", "la", "parallelism",
             "parallelism_tagger on frozen multilingual-e5-small, trained on the Augustinian "
             "Sermon Parallelisms (ASP)",
             "CC BY-SA 4.0 (ASP); encoder MIT", ("asp",),
-            _parallelism_recipe("asp", "asp", "asp-me5.cfg"),
-            install="model-tuned",
+            ("convert-asp", "train-parallelism-asp-me5", "tune-parallelism-asp-me5"),
+            "training/parallelism-asp-me5/model-tuned",
         ),
         ModelSpec(
             "parallelism-zh", "zh", "parallelism",
             "parallelism_tagger on frozen multilingual-e5-small, trained on the Chinese "
             "PSE-I essays",
             "CC BY-SA 4.0 (PSE-I); encoder MIT", ("pse-i",),
-            _parallelism_recipe("pse", "pse-i", "pse-me5.cfg"),
-            install="model-tuned",
+            ("convert-pse", "train-parallelism-pse-me5", "tune-parallelism-pse-me5"),
+            "training/parallelism-pse-me5/model-tuned",
         ),
         ModelSpec(
             "chiasmus-de", "de", "chiasmus",
             "chiasmus_finder scorer trained on the GerDraCor chiasmus candidates",
-            "see german-chiasmus/SOURCE.md", ("german-chiasmus",), _chiasmus_de,
+            "see german-chiasmus/SOURCE.md", ("german-chiasmus",),
+            ("convert-chiasmus", "train-chiasmus-de"), "training/chiasmus-de/model-best",
         ),
         ModelSpec(
             "chiasmus-en", "en", "chiasmus",
             "chiasmus_finder scorer trained on the Europarl candidates (Dubremetz & Nivre)",
-            "GPL-3.0 (data)", ("chiasmus-dubremetz-nivre",), _chiasmus_en, requires=("base-en",),
-            keep=("chiasmus_finder",),
+            "GPL-3.0 (data)", ("chiasmus-dubremetz-nivre", "ud"),
+            ("convert-chiasmus", "train-base-en", "train-chiasmus-en"),
+            "training/chiasmus-en/model-best", requires=("base-en",), keep=("chiasmus_finder",),
         ),
     )
 }  # fmt: skip
@@ -224,18 +144,15 @@ def cache_dir() -> Path:
     return Path(base) / "spacy_rhetoric" / "models"
 
 
-def configs_dir() -> Path:
-    """RETURNS (Path): the training configs (package data if shipped, else the repository's)."""
-    for candidate in (
-        Path(__file__).parent / "data" / "configs",
-        Path(__file__).parents[1] / "configs",
-    ):
-        if candidate.is_dir():
-            return candidate
-    raise ModelError(
-        "The training configs were not found (looked in spacy_rhetoric/data/configs and "
-        "the repository's configs/): build models from a checkout of the repository."
-    )
+def project_dir() -> Path:
+    """RETURNS (Path): the repository's project directory (its project.yml and configs/)."""
+    root = Path(__file__).resolve().parents[1]
+    if not (root / "project.yml").is_file() or not (root / "configs").is_dir():
+        raise ModelError(
+            f"project.yml and configs/ were not found in {root}: build models from a checkout "
+            "of the repository (the training recipes live there)."
+        )
+    return root
 
 
 def is_pipeline_dir(path: Path) -> bool:
@@ -371,70 +288,69 @@ def models_for(langs: Sequence[str]) -> List[str]:
 def build_model(
     name: str,
     data: Path,
-    explicit: Optional[Mapping[str, Path]] = None,
     log: Optional[Callable[[str], None]] = None,
     echo: Optional[Callable[[str], None]] = None,
+    project: Optional[Path] = None,
 ) -> Dict[str, object]:
-    """Train a model with its recipe and install ``model-best`` into the user cache.
+    """Build a model by running its project.yml commands (``spacy project run``: the
+    datasets are linked from the mirror first, finished steps are skipped) and install
+    its pipeline into the user cache.
 
     name (str): the model.
     data (Path): the data mirror (folders named as in ``ModelSpec.data``).
-    explicit (Optional[Mapping[str, Path]]): paths of required models given explicitly.
     log (Optional[Callable[[str], None]]): receives each command.
     echo (Optional[Callable[[str], None]]): receives the commands' output lines (progress).
+    project (Optional[Path]): the project directory (default: the repository's).
     RETURNS (Dict[str, object]): the build info (also written to BUILD_INFO in the model).
-    RAISES ModelError: missing data, missing required models, or a failing command.
+    RAISES ModelError: missing data, a failing command, or no pipeline written.
     """
     spec = get_spec(name)
-    data = Path(data)
+    data = Path(data).resolve()
     for folder in spec.data:
         if not (data / folder).exists():
             raise ModelError(
                 f"{name}: dataset folder {data / folder} not found; pass --data DIR (the data "
                 f"mirror) or set ${DATA_ENV}."
             )
-    required: Dict[str, Path] = {}
-    for other in spec.requires:
-        found = resolve(other, explicit)
-        if found is None:
-            raise ModelError(f"{name} needs {other}, which is not available: {build_hint(other)}")
-        required[other] = found.path.resolve()
-    configs = configs_dir()
+    project = Path(project) if project is not None else project_dir()
+    env = {**os.environ, DATA_ENV: str(data), "PYTHONUNBUFFERED": "1"}
+    commands = [[sys.executable, "-m", "spacy", "project", "run", "assets", str(project)]]
+    commands += [
+        [sys.executable, "-m", "spacy", "project", "run", command, str(project)]
+        for command in spec.commands
+    ]
+    start = time.perf_counter()
+    for command in commands:
+        if log:
+            log(" ".join(command))
+        returncode, tail = _run(command, env, echo)
+        if returncode != 0:
+            raise ModelError(
+                f"{name}: command failed ({returncode}): {' '.join(command)}\n" + "\n".join(tail)
+            )
+    built = project / spec.output
+    if not is_pipeline_dir(built):
+        raise ModelError(f"{name}: the project wrote no pipeline to {built}.")
     target = cache_dir() / name
     target.parent.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"{name}-", dir=target.parent) as tmp:
-        work = Path(tmp)
-        ctx = BuildContext(data, work, work / "train", configs, required)
-        commands = spec.recipe(ctx)
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        for command in commands:
-            if log:
-                log(" ".join(command))
-            returncode, tail = _run(command, env, echo)
-            if returncode != 0:
-                raise ModelError(
-                    f"{name}: command failed ({returncode}): {' '.join(command)}\n"
-                    + "\n".join(tail)
-                )
-        best = ctx.train_output / spec.install
-        if not is_pipeline_dir(best):
-            raise ModelError(f"{name}: training wrote no pipeline to {best}.")
+        staged = Path(tmp) / name
+        shutil.copytree(built, staged)
         if spec.keep:
-            _keep_components(best, spec.keep)
+            _keep_components(staged, spec.keep)
         info = {
             "name": name,
             "seconds": round(time.perf_counter() - start, 1),
             "commands": [" ".join(c) for c in commands],
-            "requires": {k: str(v) for k, v in required.items()},
+            "source": str(built),
             "built": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }
-        (best / BUILD_INFO).write_text(json.dumps(info, indent=2), encoding="utf8")
+        (staged / BUILD_INFO).write_text(json.dumps(info, indent=2), encoding="utf8")
         if target.is_symlink():
             target.unlink()
         elif target.exists():
             shutil.rmtree(target)
-        shutil.move(str(best), str(target))
+        shutil.move(str(staged), str(target))
     return info
 
 

