@@ -171,3 +171,19 @@ def test_chiasmus_corpus_reader(fixtures_dir, tmp_path):
     assert len(train) + len(dev) == 3 and train and dev
     with pytest.raises(ValueError):
         reader(paths["all"], part="test")
+
+
+def test_protocol_settings_come_from_the_training_config(tmp_path):
+    from spacy_rhetoric.chiasmus.evaluate import default_config_path, settings_from_config
+
+    settings = settings_from_config()
+    assert settings["epochs"] == 60 and settings["batch_size"] == 32
+    assert settings["learn_rate"] == 0.003 and settings["L2"] == 0.001
+    assert settings["model"]["@architectures"] == "spacy-rhetoric.ChiasmusScorer.v2"
+    assert settings["model"]["encoder_layers"] == [0, 8]
+    # a changed config changes the protocol: one recipe, read from one place
+    text = default_config_path().read_text().replace("max_epochs = 60", "max_epochs = 7")
+    (tmp_path / "de.cfg").write_text(text)
+    assert settings_from_config(tmp_path / "de.cfg")["epochs"] == 7
+    with pytest.raises(ValueError, match="not found"):
+        settings_from_config(tmp_path / "missing.cfg")

@@ -76,26 +76,50 @@ ENGLISH_DUPLICATES = ("Duplicate", "DuplicateOfBorderline")
 
 SCORER_V1 = "spacy-rhetoric.ChiasmusScorer.v1"
 SCORER_V2 = "spacy-rhetoric.ChiasmusScorer.v2"
-DEFAULT_SETTINGS: Dict[str, Any] = {
-    "epochs": 60,
-    "batch_size": 32,
-    "learn_rate": 0.003,
-    "L2": 0.001,
-    "model": {
-        "@architectures": SCORER_V2,
-        "feature_groups": ["D", "L", "E"],
-        "hidden_width": 0,
-        "depth": 1,
-        "dropout": 0.0,
-        "encoder": "multilingual-e5-small",
-        "encoder_layers": [0, 8],
-    },
+# The scorer model's settings the protocols take from a training config.
+MODEL_SETTINGS = ("feature_groups", "hidden_width", "depth", "dropout", "encoder", "encoder_layers")
+# The protocols' own settings (no training config has them).
+PROTOCOL_SETTINGS: Dict[str, Any] = {
     # encoder layers tried by the inner CV of each training set (None: encoder_layers)
     "layer_grid": [[0], [4], [8], [12], [0, 8], [0, 12]],
     "inner_folds": 5,
     "inner_repeats": 3,
     "baseline_C": 1.0,
 }
+
+
+def default_config_path(name: str = "de.cfg") -> Path:
+    """RETURNS (Path): a chiasmus training config of the repository (configs/chiasmus)."""
+    return Path(__file__).resolve().parents[2] / "configs" / "chiasmus" / name
+
+
+def settings_from_config(path: Optional[Path] = None) -> Dict[str, Any]:
+    """The training and model settings of the evaluation protocols, read from a
+    chiasmus training config (the recipe ``spacy train`` uses), plus the protocols' own
+    settings (``PROTOCOL_SETTINGS``).
+
+    path (Optional[Path]): the config (default: configs/chiasmus/de.cfg).
+    RETURNS (Dict[str, Any]): epochs, batch_size, learn_rate, L2, L2_is_weight_decay,
+        model (architecture and MODEL_SETTINGS), and the protocol settings.
+    """
+    path = Path(path) if path is not None else default_config_path()
+    if not path.is_file():
+        raise ValueError(f"chiasmus config {path} not found")
+    config = spacy.util.load_config(path, interpolate=True)
+    training = config["training"]
+    model = config["components"]["chiasmus_finder"]["model"]
+    return {
+        "epochs": training["max_epochs"],
+        "batch_size": training["batcher"]["size"],
+        "learn_rate": training["optimizer"]["learn_rate"],
+        "L2": training["optimizer"]["L2"],
+        "L2_is_weight_decay": training["optimizer"].get("L2_is_weight_decay", True),
+        "model": {
+            "@architectures": model["@architectures"],
+            **{key: model[key] for key in MODEL_SETTINGS if key in model},
+        },
+        **PROTOCOL_SETTINGS,
+    }
 
 
 def input_doc(vocab, reference: Doc, keep_dep: bool = True) -> Doc:
@@ -385,7 +409,8 @@ def cross_validate(
     lang (str): the language of the blank pipeline the finder is trained in.
     positive (Sequence[str]): the positive labels.
     removed (Sequence[str]): labels whose candidates are removed from the data.
-    settings (Optional[Dict[str, Any]]): training and model settings (DEFAULT_SETTINGS).
+    settings (Optional[Dict[str, Any]]): training and model settings (default:
+        ``settings_from_config()``).
     n_folds (int): the number of folds.
     seed (int): the seed of the fold assignment and of training (without ``seeds``).
     folds (Optional[Sequence[int]]): run only these folds (default: all).
@@ -395,7 +420,7 @@ def cross_validate(
     RETURNS (Dict[str, Any]): per-fold AP, mean and sample standard deviation over all
         folds, per-seed means, the layers chosen per fold, the baseline, counts.
     """
-    settings = settings or DEFAULT_SETTINGS
+    settings = settings or settings_from_config()
     seeds = list(seeds) if seeds is not None else [seed]
     kept = [eg for eg, (_, label) in zip(examples, _annotated(examples)) if label not in removed]
     labels = [label for _, label in _annotated(kept)]
@@ -466,7 +491,7 @@ def evaluate_german(
     seeds (Optional[Sequence[int]]): fold seeds of a repeated CV (default: [seed]).
     RETURNS (Dict[str, Any]): the results of both settings and the settings used.
     """
-    settings = settings or DEFAULT_SETTINGS
+    settings = settings or settings_from_config()
     nlp = spacy.blank("de")
     examples = german_examples(Path(data_dir), nlp)
     results: Dict[str, Any] = {"dataset": "chiasmus-de", "data": str(data_dir)}
@@ -517,7 +542,7 @@ def evaluate_english(
         uses a blank pipeline, which the finder rejects (it needs POS).
     RETURNS (Dict[str, Any]): AP on test per treatment of the other categories.
     """
-    settings = settings or DEFAULT_SETTINGS
+    settings = settings or settings_from_config()
     nlp = spacy.load(tagger) if tagger is not None else spacy.blank("en")
     data = english_examples(Path(data_dir), nlp)
     results: Dict[str, Any] = {
@@ -594,7 +619,7 @@ def feature_ablation(
     groups (Iterable[Sequence[str]]): the combinations, e.g. [["L"], ["D", "L"]].
     RETURNS (Dict[str, Any]): the results by combination ("D+L").
     """
-    settings = settings or DEFAULT_SETTINGS
+    settings = settings or settings_from_config()
     results = {}
     for combination in groups:
         changed = {**settings, "model": {**settings["model"], "feature_groups": list(combination)}}
@@ -745,7 +770,7 @@ def evaluate_english_mb(
     from ..corpora import convert
     from .component import build_chiasmus_suggester
 
-    settings = settings or DEFAULT_SETTINGS
+    settings = settings or settings_from_config()
     nlp = spacy.load(tagger) if tagger is not None else spacy.blank("en")
     conversion = convert("chiasmus-en", Path(data_dir), vocab=nlp.vocab)
     references = conversion.splits[MB_POSITIVE_SPLIT] + conversion.splits[MB_NEGATIVE_SPLIT]

@@ -73,6 +73,12 @@ def chiasmus_evaluate_cli(
     scorer_v1: bool = Opt(
         False, "--v1", help="ChiasmusScorer.v1 (E from static vectors/tensor, no encoder)"
     ),
+    config: Optional[Path] = Opt(
+        None,
+        "--config",
+        help="Training config whose scorer settings the protocol uses "
+        "(default: configs/chiasmus/de.cfg)",
+    ),
     as_json: bool = Opt(False, "--json", help="Print JSON"),
 ):
     """Run a chiasmus evaluation protocol and report average precision.
@@ -86,20 +92,21 @@ def chiasmus_evaluate_cli(
     The E features come from the multilingual encoder (ChiasmusScorer.v2), their layers
     chosen by an inner CV on each training set."""
     from ..chiasmus.evaluate import (
-        DEFAULT_SETTINGS,
         SCORER_V1,
         evaluate_english,
         evaluate_english_mb,
         evaluate_german,
         feature_ablation,
+        settings_from_config,
     )
 
     if language not in ("de", "en", "en-mb"):
         msg.fail(f"Unknown language '{language}': use de, en or en-mb.", exits=1)
-    settings = {
-        **DEFAULT_SETTINGS,
-        "model": {**DEFAULT_SETTINGS["model"], "feature_groups": groups.split(",")},
-    }
+    try:
+        defaults = settings_from_config(config)
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
+    settings = {**defaults, "model": {**defaults["model"], "feature_groups": groups.split(",")}}
     if scorer_v1:
         settings["model"]["@architectures"] = SCORER_V1
         settings["model"]["vectors"] = "auto"
