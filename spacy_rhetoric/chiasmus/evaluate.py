@@ -232,10 +232,15 @@ def german_examples(data_dir: Path, nlp: Language) -> List[Example]:
 
 
 def fit_logistic(X: numpy.ndarray, y: Sequence[bool], C: float = 1.0) -> Callable:
-    """The plain baseline: ``logistic.LogisticRegression(C)`` fitted on (X, y).
+    """The plain baseline: ``logistic.LogisticRegression(C)`` fitted on (X, y); a
+    training set of one class (tiny folds) predicts that class for everything.
 
     RETURNS (Callable[[numpy.ndarray], numpy.ndarray]): features -> probabilities.
     """
+    target = numpy.asarray(y, dtype="float64")
+    if len(target) and target.min() == target.max():  # a fold with one class: its rate
+        rate = float(target[0])
+        return lambda features: numpy.full(len(features), rate)
     return LogisticRegression(C=C).fit(X, y).predict_proba
 
 
