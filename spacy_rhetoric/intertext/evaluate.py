@@ -319,33 +319,17 @@ def _inner_threshold(
     return choose_threshold(probs, y, sum(n_gold))
 
 
-def run_protocol(
-    bench: Benchmark,
-    gold: Dict[str, List[Set[int]]],
-    link_rows: Dict[int, Set[int]],
-    protocol: str,
-    encoder_mode: str = "base",
-    work_dir: Optional[Path] = None,
-    base_index: Optional[IntertextIndex] = None,
-    epochs: int = 1,
-    l2: float = 1.0,
-    seed: int = 0,
-    log=print,
-    cross_encoder: bool = False,
-    folds: Optional[Sequence[int]] = None,
-    model: Optional[str] = None,
-) -> Dict[str, Any]:
-    """Cross-validate retrieval and reranking under one fold protocol.
+@dataclass
+class ProtocolSettings:
+    """How one fold protocol is run.
 
-    bench (Benchmark): the pool.
-    gold (Dict): query -> gold items (source rows of the pool).
-    link_rows (Dict): pair_id -> the source rows of that link.
     protocol (str): "shipped" or "grouped".
     encoder_mode (str): "base" (the encoder as it is) or "finetuned" (fine-tuned per
         fold on the training links; paper pool only).
     work_dir (Optional[Path]): where fine-tuned encoders are saved.
-    base_index (Optional[IntertextIndex]): a prebuilt index over the pool's sources
-        (required for the full pool; reused across folds in "base" mode).
+    epochs (int): fine-tuning epochs.
+    l2 (float): the reranker's L2 penalty.
+    seed (int): seed of fine-tuning and of the inner threshold folds.
     cross_encoder (bool): also fine-tune and evaluate a cross-encoder reranker per fold
         (k = 5 and 10; trained on 80 % of the training queries' top-10 candidates:
         every retrieved link and the 2 best-ranked non-links per query; its threshold
@@ -353,220 +337,345 @@ def run_protocol(
     folds (Optional[Sequence[int]]): evaluate only these test folds (default: all).
     model (Optional[str]): the bi-encoder (a name of dense.MODEL_NAMES or a local
         directory; None: dense.default_model()), the start of fine-tuning too.
-    RETURNS (Dict[str, Any]): metrics per channel setting and k, and timings.
     """
+
+    protocol: str
+    encoder_mode: str = "base"
+    work_dir: Optional[Path] = None
+    epochs: int = 1
+    l2: float = 1.0
+    seed: int = 0
+    cross_encoder: bool = False
+    folds: Optional[Sequence[int]] = None
+    model: Optional[str] = None
+
+
+@dataclass
+class Fold:
+    """One test fold: its test queries and what may be trained on."""
+
+    number: int
+    test: List[str]
+    train_queries: List[str]
+    train_links: List[Any]
+    train_gold: Dict[str, Set[int]]  # query -> rows of its training links
+    train_items: Dict[str, List[Set[int]]]  # query -> its training links' rows, per link
+
+
+@dataclass
+class Record:
+    """What the folds of one protocol produced, keyed by (fold, query)."""
+
+    ranked: Dict[str, Dict[Tuple[int, str], List[int]]] = field(
+        default_factory=lambda: {name: {} for name in CHANNEL_SETTINGS}
+    )
+    reranked: Dict[int, Dict[Tuple[int, str], List[int]]] = field(
+        default_factory=lambda: {k: {} for k in KS}
+    )
+    predicted: Dict[int, Dict[Tuple[int, str], List[int]]] = field(
+        default_factory=lambda: {k: {} for k in KS}
+    )
+    thresholds: Dict[int, List[float]] = field(default_factory=lambda: {k: [] for k in KS})
+    ce_reranked: Dict[int, Dict[Tuple[int, str], List[int]]] = field(
+        default_factory=lambda: {k: {} for k in CE_KS}
+    )
+    ce_predicted: Dict[int, Dict[Tuple[int, str], List[int]]] = field(
+        default_factory=lambda: {k: {} for k in CE_KS}
+    )
+    ce_thresholds: Dict[int, List[float]] = field(default_factory=lambda: {k: [] for k in CE_KS})
+    eval_gold: Dict[Tuple[int, str], List[Set[int]]] = field(default_factory=dict)
+    dense_weights: List[float] = field(default_factory=list)
+    fusion_ks: List[float] = field(default_factory=list)
+    timings: Dict[str, float] = field(
+        default_factory=lambda: {
+            "finetune_s": 0.0,
+            "index_s": 0.0,
+            "search_s": 0.0,
+            "rerank_s": 0.0,
+        }
+    )
+
+
+CHANNEL_SETTINGS = ("lexical", "dense", "fused")
+
+
+def fold_queries(bench: Benchmark, protocol: str) -> List[List[str]]:
+    """RETURNS (List[List[str]]): the queries of each fold (gold folds; distractors by
+    their own fold)."""
     gold_folds = query_folds(bench.links, protocol)
-    text_of = dict(zip(bench.query_ids, bench.query_texts))
-    source_text = dict(zip(bench.source_ids, bench.source_texts))
-    fold_queries: List[List[str]] = [[] for _ in range(N_FOLDS)]
+    by_fold: List[List[str]] = [[] for _ in range(N_FOLDS)]
     for q in bench.query_ids:
         for f in gold_folds.get(q, {bench.query_fold["distractor"].get(q, 0)}):
-            fold_queries[f].append(q)
-    pool = max(KS)
-    settings = ("lexical", "dense", "fused")
-    searches = {
-        "lexical": (("lexical",), pool),
-        "dense": (("dense",), pool),
-        "union": (("lexical", "dense"), 2 * pool),
+            by_fold[f].append(q)
+    return by_fold
+
+
+def split_fold(
+    bench: Benchmark,
+    by_fold: List[List[str]],
+    f: int,
+    protocol: str,
+    link_rows: Dict[int, Set[int]],
+) -> Fold:
+    """The test queries of fold ``f`` and the training queries and links beside them."""
+    test = by_fold[f]
+    others = {q for fq in range(N_FOLDS) if fq != f for q in by_fold[fq]}
+    if protocol == "shipped":
+        # the shipped folds: train on every link of the other folds, even when its
+        # query is also a test query (the leak this protocol reports)
+        train_links = [link for link in bench.links if link.fold != f]
+        train_queries = sorted(others)
+    else:
+        train_queries = sorted(others - set(test))
+        train_set = set(train_queries)
+        train_links = [link for link in bench.links if link.query in train_set]
+    train_gold: Dict[str, Set[int]] = {}
+    for link in train_links:
+        train_gold.setdefault(link.query, set()).update(link_rows[link.pair_id])
+    train_items = {
+        q: [link_rows[x.pair_id] for x in train_links if x.query == q] for q in train_queries
     }
-    weights_chosen: List[float] = []
-    fusion_ks: List[float] = []
-    ce_reranked: Dict[int, Dict[Tuple[int, str], List[int]]] = {k: {} for k in CE_KS}
-    ce_predicted: Dict[int, Dict[Tuple[int, str], List[int]]] = {k: {} for k in CE_KS}
-    ce_thresholds: Dict[int, List[float]] = {k: [] for k in CE_KS}
-    ranked: Dict[str, Dict[Tuple[int, str], List[int]]] = {s: {} for s in settings}
-    reranked: Dict[int, Dict[Tuple[int, str], List[int]]] = {k: {} for k in KS}
-    predicted: Dict[int, Dict[Tuple[int, str], List[int]]] = {k: {} for k in KS}
-    eval_gold: Dict[Tuple[int, str], List[Set[int]]] = {}
-    thresholds: Dict[int, List[float]] = {k: [] for k in KS}
-    timings = {"finetune_s": 0.0, "index_s": 0.0, "search_s": 0.0, "rerank_s": 0.0}
-    n_sources = len(bench.source_ids)
-    cache: Dict[str, Any] = {}  # search results and features, reused while the index is
-    for f in folds if folds is not None else range(N_FOLDS):
-        test = fold_queries[f]
-        test_set = set(test)
-        others = {q for fq in range(N_FOLDS) if fq != f for q in fold_queries[fq]}
-        if protocol == "shipped":
-            # the shipped folds: train on every link of the other folds, even when its
-            # query is also a test query (the leak this protocol reports)
-            train_links = [link for link in bench.links if link.fold != f]
-            train_queries = sorted(others)
-        else:
-            train_queries = sorted(others - test_set)
-            train_set = set(train_queries)
-            train_links = [link for link in bench.links if link.query in train_set]
-        index = base_index
+    return Fold(f, test, train_queries, train_links, train_gold, train_items)
+
+
+def fold_index(
+    bench: Benchmark,
+    settings: ProtocolSettings,
+    fold: Fold,
+    base_index: Optional[IntertextIndex],
+    timings: Dict[str, float],
+) -> IntertextIndex:
+    """The index a fold searches: the base index (built once if none was given), or one
+    encoded by the encoder fine-tuned on the fold's training links."""
+    start = time.perf_counter()
+    sources = list(zip(bench.source_ids, bench.source_texts))
+    if settings.encoder_mode == "finetuned":
+        text_of = dict(zip(bench.query_ids, bench.query_texts))
+        source_text = dict(zip(bench.source_ids, bench.source_texts))
+        pairs = [(text_of[link.query], source_text[link.source]) for link in fold.train_links]
+        work_dir = settings.work_dir or Path("training/intertext")
+        out = work_dir / f"{settings.protocol}-fold{fold.number}-encoder"
+        model_dir = finetune_encoder(
+            pairs, out, model=settings.model, epochs=settings.epochs, seed=settings.seed
+        )
+        timings["finetune_s"] += time.perf_counter() - start
         start = time.perf_counter()
-        if encoder_mode == "finetuned":
-            pairs = [(text_of[link.query], source_text[link.source]) for link in train_links]
-            out = (work_dir or Path("training/intertext")) / f"{protocol}-fold{f}-encoder"
-            model_dir = finetune_encoder(pairs, out, model=model, epochs=epochs, seed=seed)
-            timings["finetune_s"] += time.perf_counter() - start
-            start = time.perf_counter()
-            encoder = load_encoder(model_dir)
-            index = IntertextIndex.build(
-                list(zip(bench.source_ids, bench.source_texts)), model=model_dir, encoder=encoder
+        index = IntertextIndex.build(sources, model=model_dir, encoder=load_encoder(model_dir))
+        timings["index_s"] += time.perf_counter() - start
+        return index
+    if base_index is None:
+        base_index = IntertextIndex.build(sources, model=settings.model)
+        timings["index_s"] += time.perf_counter() - start
+    return base_index
+
+
+class SearchCache:
+    """Every channel's candidates and the pair features of each query, kept while the
+    folds search one index."""
+
+    SEARCHES = {
+        "lexical": (("lexical",), 1),
+        "dense": (("dense",), 1),
+        "union": (("lexical", "dense"), 2),
+    }
+
+    def __init__(self, pool: int) -> None:
+        self.pool = pool
+        self.index: Optional[IntertextIndex] = None
+        self.hits: Dict[str, Dict[str, List[Any]]] = {}
+        self.feats: Dict[str, np.ndarray] = {}
+
+    def search(self, index: IntertextIndex, queries: Sequence[str], text_of: Dict[str, str]):
+        """Search the queries not searched yet (all of them for a new index)."""
+        if self.index is not index:
+            self.index = index
+            self.hits = {name: {} for name in self.SEARCHES}
+            self.feats = {}
+        todo = [q for q in queries if q not in self.feats]
+        if not todo:
+            return
+        q_vec = index.encode_queries([text_of[q] for q in todo]) if index.has_dense else None
+        for name, (channels, times) in self.SEARCHES.items():
+            if not index.has_dense:
+                # lexical-only index: no dense ranking, the union is the lexical one
+                if name == "dense":
+                    self.hits[name].update((q, []) for q in todo)
+                    continue
+                channels = ("lexical",)
+            found = index.search(
+                [text_of[q] for q in todo], times * self.pool, self.pool, q_vec, channels
             )
-            timings["index_s"] += time.perf_counter() - start
-        elif index is None:
-            index = IntertextIndex.build(
-                list(zip(bench.source_ids, bench.source_texts)), model=model
-            )
-            base_index = index
-            timings["index_s"] += time.perf_counter() - start
-        start = time.perf_counter()
-        wanted = train_queries + [q for q in test if q not in set(train_queries)]
-        if cache.get("index") is not index:
-            cache.clear()
-            cache.update({"index": index, "hits": {name: {} for name in searches}, "feats": {}})
-        todo = [q for q in wanted if q not in cache["feats"]]
-        if todo:
-            q_vec = index.encode_queries([text_of[q] for q in todo]) if index.has_dense else None
-            for name, (channels, n) in searches.items():
-                if not index.has_dense:
-                    # lexical-only index: no dense ranking, the union is the lexical one
-                    if name == "dense":
-                        cache["hits"][name].update((q, []) for q in todo)
-                        continue
-                    channels = ("lexical",)
-                found = index.search([text_of[q] for q in todo], n, pool, q_vec, channels)
-                cache["hits"][name].update(zip(todo, found))
-        hits = cache["hits"]
-        timings["search_s"] += time.perf_counter() - start
-        start = time.perf_counter()
+            self.hits[name].update(zip(todo, found))
         for q in todo:
-            cache["feats"][q] = pair_features(index, text_of[q], hits["union"][q], pool)
-        # training-fold gold: only training links count as positives
-        train_gold: Dict[str, Set[int]] = {}
-        for link in train_links:
-            train_gold.setdefault(link.query, set()).update(link_rows[link.pair_id])
-        # the fusion (dense weight, constant): best recall@10, then MRR, on the training queries
-        train_items = {
-            q: [link_rows[x.pair_id] for x in train_links if x.query == q] for q in train_queries
-        }
-        best_w, rrf_k = choose_fusion(
-            {q: hits["union"][q] for q in train_queries}, train_items, pool
+            self.feats[q] = pair_features(index, text_of[q], self.hits["union"][q], self.pool)
+
+
+def rerank_fold(
+    fold: Fold,
+    fused: Dict[str, List[Any]],
+    feats: Dict[str, np.ndarray],
+    settings: ProtocolSettings,
+    record: Record,
+) -> None:
+    """Fit the feature reranker and its threshold on the fold's training queries for
+    each k, and rank and link the test queries' candidates."""
+    for k in KS:
+        X = [feats[q][:k] for q in fold.train_queries]
+        y = [
+            np.asarray(
+                [c.row in fold.train_gold.get(q, set()) for c in fused[q][:k]], dtype=np.float64
+            )
+            for q in fold.train_queries
+        ]
+        n_gold = [len(fold.train_items[q]) for q in fold.train_queries]
+        model = FeatureReranker(l2=settings.l2, pool=max(KS)).fit(
+            np.concatenate(X), np.concatenate(y)
         )
-        weights_chosen.append(best_w)
-        fusion_ks.append(rrf_k)
-        fused = {q: fuse(hits["union"][q], (1.0, best_w), rrf_k)[:pool] for q in wanted}
-        feats: Dict[str, np.ndarray] = {}
-        for q in wanted:
-            position = {c.row: i for i, c in enumerate(hits["union"][q])}
-            X_q = cache["feats"][q][[position[c.row] for c in fused[q]]].copy()
-            if len(X_q):
-                X_q[:, 0] = [c.score * 100.0 for c in fused[q]]
-            feats[q] = X_q
-        for k in KS:
-            X = [feats[q][:k] for q in train_queries]
-            y = [
-                np.asarray(
-                    [c.row in train_gold.get(q, set()) for c in fused[q][:k]],
-                    dtype=np.float64,
-                )
-                for q in train_queries
+        model.threshold = _inner_threshold(X, y, n_gold, settings.l2, settings.seed)
+        record.thresholds[k].append(model.threshold)
+        for q in fold.test:
+            cands = fused[q][:k]
+            probs = model.predict_proba(feats[q][:k])
+            order = np.argsort(-probs, kind="stable")
+            record.reranked[k][(fold.number, q)] = [cands[i].row for i in order]
+            record.predicted[k][(fold.number, q)] = [
+                cands[i].row for i in order if probs[i] >= model.threshold
             ]
-            n_gold = [len(train_items[q]) for q in train_queries]
-            model = FeatureReranker(l2=l2, pool=pool).fit(np.concatenate(X), np.concatenate(y))
-            model.threshold = _inner_threshold(X, y, n_gold, l2, seed)
-            thresholds[k].append(model.threshold)
-            for q in test:
-                cands = fused[q][:k]
-                probs = model.predict_proba(feats[q][:k])
-                order = np.argsort(-probs, kind="stable")
-                reranked[k][(f, q)] = [cands[i].row for i in order]
-                predicted[k][(f, q)] = [cands[i].row for i in order if probs[i] >= model.threshold]
-        timings["rerank_s"] += time.perf_counter() - start
-        if cross_encoder:
-            start = time.perf_counter()
-            _cross_encoder_fold(
-                f,
-                protocol,
-                fused,
-                train_queries,
-                test,
-                train_gold,
-                train_items,
-                text_of,
-                index,
-                work_dir,
-                epochs,
-                seed,
-                ce_reranked,
-                ce_predicted,
-                ce_thresholds,
-            )
-            timings["cross_encoder_s"] = (
-                timings.get("cross_encoder_s", 0.0) + time.perf_counter() - start
-            )
-        for q in test:
-            eval_gold[(f, q)] = gold.get(q, [])
-            ranked["lexical"][(f, q)] = [c.row for c in hits["lexical"][q]]
-            ranked["dense"][(f, q)] = [c.row for c in hits["dense"][q]]
-            ranked["fused"][(f, q)] = [c.row for c in fused[q]]
-        log(
-            f"[intertext] {protocol} fold {f}: {len(train_queries)} train / "
-            f"{len(test)} test queries"
-        )
+
+
+def protocol_scores(record: Record, settings: ProtocolSettings, n_sources: int) -> Dict[str, Any]:
+    """The metrics of a protocol's folds: retrieval per channel setting, links after
+    reranking per k (and the cross-encoder's), fusion choices and timings."""
+    eval_gold = record.eval_gold
     keys = list(eval_gold)
     result: Dict[str, Any] = {
-        "folds": list(folds) if folds is not None else list(range(N_FOLDS)),
-        "protocol": protocol,
-        "encoder": encoder_mode,
+        "folds": list(settings.folds) if settings.folds is not None else list(range(N_FOLDS)),
+        "protocol": settings.protocol,
+        "encoder": settings.encoder_mode,
         "test_queries": len(keys),
     }
     result["retrieval"] = {
         name: {
             **{
-                f"recall@{k}": v for k, v in recall_at_k(ranked[name], eval_gold, RECALL_KS).items()
+                f"recall@{k}": v
+                for k, v in recall_at_k(record.ranked[name], eval_gold, RECALL_KS).items()
             },
-            "mrr": mean_reciprocal_rank(ranked[name], eval_gold),
+            "mrr": mean_reciprocal_rank(record.ranked[name], eval_gold),
         }
-        for name in settings
+        for name in CHANNEL_SETTINGS
     }
     for k in KS:
-        top_k = {key: rows[:k] for key, rows in ranked["fused"].items()}
+        top_k = {key: rows[:k] for key, rows in record.ranked["fused"].items()}
         result[f"retrieval_only@{k}"] = link_scores(
             link_confusion(top_k, eval_gold, keys, n_sources), eval_gold
         )
-        scores = link_scores(link_confusion(predicted[k], eval_gold, keys, n_sources), eval_gold)
-        scores["mrr"] = mean_reciprocal_rank(reranked[k], eval_gold)
-        scores["thresholds"] = thresholds[k]
+        confusion = link_confusion(record.predicted[k], eval_gold, keys, n_sources)
+        scores = link_scores(confusion, eval_gold)
+        scores["mrr"] = mean_reciprocal_rank(record.reranked[k], eval_gold)
+        scores["thresholds"] = record.thresholds[k]
         result[f"rerank@{k}"] = scores
-    if cross_encoder:
+    if settings.cross_encoder:
         for k in CE_KS:
-            scores = link_scores(
-                link_confusion(ce_predicted[k], eval_gold, keys, n_sources), eval_gold
-            )
-            scores["mrr"] = mean_reciprocal_rank(ce_reranked[k], eval_gold)
-            scores["thresholds"] = ce_thresholds[k]
+            confusion = link_confusion(record.ce_predicted[k], eval_gold, keys, n_sources)
+            scores = link_scores(confusion, eval_gold)
+            scores["mrr"] = mean_reciprocal_rank(record.ce_reranked[k], eval_gold)
+            scores["thresholds"] = record.ce_thresholds[k]
             result[f"cross_encoder@{k}"] = scores
-    result["dense_weights"] = weights_chosen
-    result["fusion_ks"] = fusion_ks
-    result["timings"] = timings
+    result["dense_weights"] = record.dense_weights
+    result["fusion_ks"] = record.fusion_ks
+    result["timings"] = record.timings
     return result
 
 
+def run_protocol(
+    bench: Benchmark,
+    gold: Dict[str, List[Set[int]]],
+    link_rows: Dict[int, Set[int]],
+    settings: ProtocolSettings,
+    base_index: Optional[IntertextIndex] = None,
+    log=print,
+) -> Dict[str, Any]:
+    """Cross-validate retrieval and reranking under one fold protocol: per test fold,
+    the index (``fold_index``), the candidates (``SearchCache``), the fusion chosen on
+    the training queries (``choose_fusion``), the reranker (``rerank_fold``); then the
+    scores over all folds (``protocol_scores``).
+
+    bench (Benchmark): the pool.
+    gold (Dict): query -> gold items (source rows of the pool).
+    link_rows (Dict): pair_id -> the source rows of that link.
+    settings (ProtocolSettings): the protocol and its settings.
+    base_index (Optional[IntertextIndex]): a prebuilt index over the pool's sources
+        (required for the full pool; reused across folds in "base" mode).
+    log (Callable[[str], None]): receives a line per fold.
+    RETURNS (Dict[str, Any]): metrics per channel setting and k, and timings.
+    """
+    text_of = dict(zip(bench.query_ids, bench.query_texts))
+    by_fold = fold_queries(bench, settings.protocol)
+    pool = max(KS)
+    record = Record()
+    cache = SearchCache(pool)
+    timings = record.timings
+    for f in settings.folds if settings.folds is not None else range(N_FOLDS):
+        fold = split_fold(bench, by_fold, f, settings.protocol, link_rows)
+        index = fold_index(bench, settings, fold, base_index, timings)
+        if settings.encoder_mode != "finetuned":
+            base_index = index
+        start = time.perf_counter()
+        train_set = set(fold.train_queries)
+        wanted = fold.train_queries + [q for q in fold.test if q not in train_set]
+        cache.search(index, wanted, text_of)
+        hits = cache.hits
+        timings["search_s"] += time.perf_counter() - start
+        start = time.perf_counter()
+        # the fusion (dense weight, constant): best recall@10, then MRR, on the training queries
+        best_w, rrf_k = choose_fusion(
+            {q: hits["union"][q] for q in fold.train_queries}, fold.train_items, pool
+        )
+        record.dense_weights.append(best_w)
+        record.fusion_ks.append(rrf_k)
+        fused = {q: fuse(hits["union"][q], (1.0, best_w), rrf_k)[:pool] for q in wanted}
+        feats: Dict[str, np.ndarray] = {}
+        for q in wanted:
+            position = {c.row: i for i, c in enumerate(hits["union"][q])}
+            X_q = cache.feats[q][[position[c.row] for c in fused[q]]].copy()
+            if len(X_q):
+                X_q[:, 0] = [c.score * 100.0 for c in fused[q]]
+            feats[q] = X_q
+        rerank_fold(fold, fused, feats, settings, record)
+        timings["rerank_s"] += time.perf_counter() - start
+        if settings.cross_encoder:
+            start = time.perf_counter()
+            _cross_encoder_fold(fold, settings, fused, text_of, index, record)
+            timings["cross_encoder_s"] = (
+                timings.get("cross_encoder_s", 0.0) + time.perf_counter() - start
+            )
+        for q in fold.test:
+            record.eval_gold[(f, q)] = gold.get(q, [])
+            record.ranked["lexical"][(f, q)] = [c.row for c in hits["lexical"][q]]
+            record.ranked["dense"][(f, q)] = [c.row for c in hits["dense"][q]]
+            record.ranked["fused"][(f, q)] = [c.row for c in fused[q]]
+        log(
+            f"[intertext] {settings.protocol} fold {f}: {len(fold.train_queries)} train / "
+            f"{len(fold.test)} test queries"
+        )
+    return protocol_scores(record, settings, len(bench.source_ids))
+
+
 def _cross_encoder_fold(
-    f,
-    protocol,
-    fused,
-    train_queries,
-    test,
-    train_gold,
-    train_items,
-    text_of,
-    index,
-    work_dir,
-    epochs,
-    seed,
-    ce_reranked,
-    ce_predicted,
-    ce_thresholds,
+    fold: Fold,
+    settings: ProtocolSettings,
+    fused: Dict[str, List[Any]],
+    text_of: Dict[str, str],
+    index: IntertextIndex,
+    record: Record,
 ) -> None:
     """Train, threshold and apply one fold's cross-encoder (see run_protocol)."""
     from .rerank import CrossEncoderReranker
 
+    f, train_queries, test = fold.number, fold.train_queries, fold.test
+    train_gold, train_items = fold.train_gold, fold.train_items
+    seed, epochs, work_dir = settings.seed, settings.epochs, settings.work_dir
+    protocol = settings.protocol
     k_max = max(CE_KS)
     order = np.random.default_rng(seed + f).permutation(len(train_queries))
     held = {train_queries[i] for i in order[: len(order) // 5]}
@@ -605,12 +714,12 @@ def _cross_encoder_fold(
         t = choose_threshold(
             [held_p[q][:k] for q in held_list], y, sum(len(train_items[q]) for q in held_list)
         )
-        ce_thresholds[k].append(t)
+        record.ce_thresholds[k].append(t)
         for q in test:
             cands, probs = fused[q][:k], test_p[q][:k]
             rank = np.argsort(-probs, kind="stable")
-            ce_reranked[k][(f, q)] = [cands[i].row for i in rank]
-            ce_predicted[k][(f, q)] = [cands[i].row for i in rank if probs[i] >= t]
+            record.ce_reranked[k][(f, q)] = [cands[i].row for i in rank]
+            record.ce_predicted[k][(f, q)] = [cands[i].row for i in rank if probs[i] >= t]
 
 
 def evaluate(
@@ -703,19 +812,15 @@ def evaluate(
             }
         log(f"[intertext] full index: {out['index']}")
     for protocol in protocols:
-        out[protocol] = run_protocol(
-            bench,
-            gold,
-            link_rows,
+        settings = ProtocolSettings(
             protocol,
             encoder_mode,
             work_dir,
-            base_index,
             epochs,
             seed=seed,
-            log=log,
             cross_encoder=cross_encoder,
             folds=folds,
             model=model,
         )
+        out[protocol] = run_protocol(bench, gold, link_rows, settings, base_index, log=log)
     return out
