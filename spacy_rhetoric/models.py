@@ -28,8 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-from .assets import DATA_ENV
-
 ENV_MODELS = "SPACY_RHETORIC_MODELS"
 PACKAGE_MODELS = Path(__file__).parent / "data" / "models"
 BUILD_INFO = "spacy_rhetoric_build.json"
@@ -310,10 +308,10 @@ def build_model(
         if not (data / folder).exists():
             raise ModelError(
                 f"{name}: dataset folder {data / folder} not found; pass --data DIR (the data "
-                f"mirror) or set ${DATA_ENV}."
+                "mirror) or set $SPACY_RHETORIC_DATA."
             )
     project = Path(project) if project is not None else project_dir()
-    env = {**os.environ, DATA_ENV: str(data), "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "SPACY_RHETORIC_DATA": str(data), "PYTHONUNBUFFERED": "1"}
     commands = [[sys.executable, "-m", "spacy", "project", "run", "assets", str(project)]]
     commands += [
         [sys.executable, "-m", "spacy", "project", "run", command, str(project)]
