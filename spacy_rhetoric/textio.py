@@ -53,8 +53,9 @@ def read_text(path: Path, encoding: str = "utf-8") -> str:
     path (Path): The file.
     encoding (str): Its encoding (any name Python's codecs accept).
     RETURNS (str): The text, with a leading byte-order mark removed.
-    RAISES InputError: The file is missing or unreadable, the encoding is unknown, or
-        the bytes are not valid in that encoding (the message gives the byte offset).
+    RAISES InputError: The file is missing or unreadable, is binary (a NUL byte, in an
+        encoding that has none), the encoding is unknown, or the bytes are not valid in
+        that encoding (the message gives the byte offset).
     """
     path = Path(path)
     try:
@@ -65,6 +66,12 @@ def read_text(path: Path, encoding: str = "utf-8") -> str:
         raise InputError(f"{path} is a directory, not a text file.") from None
     except OSError as err:
         raise InputError(f"Cannot read {path}: {err.strerror or err}") from None
+    nul = data.find(b"\x00")
+    if nul >= 0 and not encoding.lower().replace("_", "-").startswith(("utf-16", "utf-32")):
+        raise InputError(
+            f"{path} is a binary file, not text (a NUL byte at offset {nul}); give text "
+            "files (.txt)."
+        )
     try:
         text = data.decode(encoding)
     except LookupError:

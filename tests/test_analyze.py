@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import spacy
@@ -334,11 +335,32 @@ def test_empty_and_blank_documents(no_models, tmp_path):
     analyzer = Analyzer("de", spacy.blank("de"))
     empty = tmp_path / "empty.txt"
     empty.write_text("", encoding="utf8")
-    analysis = analyze_files(analyzer, [empty])
+    blank = tmp_path / "blank.txt"
+    blank.write_text(" \n\n ", encoding="utf8")
+    text = tmp_path / "text.txt"
+    text.write_text("Kunst ist lang.", encoding="utf8")
+    analysis = analyze_files(analyzer, [empty, text, blank])
+    # empty files are listed as skipped, not as documents of 0 tokens
+    assert [d.name for d in analysis.documents] == ["text.txt"]
+    assert [Path(item["path"]).name for item in analysis.skipped] == ["empty.txt", "blank.txt"]
+    assert all("is empty" in item["reason"] for item in analysis.skipped)
     stats = document_stats(analysis.documents[0])
-    assert stats["tokens"] == 0 and stats["med"] is None and stats["sentences"] is None
+    assert stats["tokens"] == 4 and stats["med"] is None and stats["sentences"] is None
     assert analysis_data(analysis)["displacement_histogram"] is None
-    assert "No parsed edges" in analysis_page(analysis, "empty")
+    page = analysis_page(analysis, "empty")
+    assert "No parsed edges" in page and "empty.txt is empty" in page
+    with pytest.raises(InputError, match="is empty"):
+        analyze_files(analyzer, [empty])
+
+
+def test_binary_input_is_reported_as_binary(tmp_path):
+    binary = tmp_path / "image.png"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    with pytest.raises(InputError, match=r"binary file, not text \(a NUL byte at offset 8\)"):
+        read_text(binary)
+    utf16 = tmp_path / "utf16.txt"
+    utf16.write_text("Kunst", encoding="utf-16")
+    assert read_text(utf16, encoding="utf-16") == "Kunst"  # NULs are text there
 
 
 def test_intertext_index(no_models, tmp_path):

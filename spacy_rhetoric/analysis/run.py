@@ -46,6 +46,9 @@ def iter_documents(
                     raise
                 skip(Path(path), str(err))
                 continue
+            if skip is not None and not text.strip():
+                skip(Path(path), f"{path} is empty (no text).")
+                continue
             pieces = list(text_chunks(text, max_chars))
             offsets = [0]
             for piece in pieces[:-1]:
