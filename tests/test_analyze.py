@@ -57,6 +57,7 @@ TRAIN = [
      {(1, 4, 7, 10): "True", (1, 2, 8, 10): "False"}),
     ("the cat sees the dog and the man sees the woman .", {(1, 4, 7, 10): "False"}),
 ]  # fmt: skip
+TRAINABLE = {"@architectures": "spacy-rhetoric.ChiasmusScorer.v1"}
 TEXT = "A man loves a woman, a woman loves a man.\n\nThe cat sees the dog.\n"
 
 
@@ -107,7 +108,7 @@ def build_tiny_models(root):
     fix_random_seed(0)
     nlp = spacy.blank("en")
     ruler = nlp.add_pipe("attribute_ruler")
-    nlp.add_pipe("chiasmus_finder", config={"threshold": 0.3})
+    nlp.add_pipe("chiasmus_finder", config={"threshold": 0.3, "model": TRAINABLE})
     add_lexicon(ruler)
     examples = []
     for text, candidates in TRAIN:
@@ -134,6 +135,7 @@ def no_models(tmp_path, monkeypatch):
     """No model anywhere but where a test puts one."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("SPACY_RHETORIC_MODELS", raising=False)
+    monkeypatch.setattr("spacy_rhetoric.models.installed_path", lambda spec: None)
     monkeypatch.setattr("spacy_rhetoric.models.PACKAGE_MODELS", tmp_path / "package")
 
 
@@ -222,9 +224,13 @@ def test_nothing_available_is_explained(no_models):
         analyzer = build_analyzer(lang)
         notes = {n.component: n for n in analyzer.notes}
         assert set(notes) == {"base", "parallelism", "chiasmus", "displacement", "intertext"}
-        assert not any(n.ran for n in notes.values())
-        assert analyzer.parallelism is None and analyzer.nlp.pipe_names == []
+        # only the chiasmus rules run without a model, on word tokens (not Chinese)
+        ran = {name for name, n in notes.items() if n.ran}
+        assert ran == ({"chiasmus"} if lang != "zh" else set())
+        assert analyzer.parallelism is None
+        assert analyzer.nlp.pipe_names == (["chiasmus_finder"] if lang != "zh" else [])
     notes = {n.component: n.detail for n in build_analyzer("de").notes}
+    assert "hand-weighted rules" in notes["chiasmus"] and "forms (no tagger)" in notes["chiasmus"]
     assert "model chiasmus-de not built" in notes["chiasmus"]
     assert "models build --lang de" in notes["chiasmus"]
     assert "no trained parallelism tagger for German" in notes["parallelism"]
@@ -243,14 +249,15 @@ def test_assembly_with_models(models_dir, no_models):
     ]
     assert {n.component for n in en.notes if n.ran} == {"base", "chiasmus", "displacement"}
     la = build_analyzer("la", models)
-    assert la.parallelism is not None and la.nlp.pipe_names == []
-    assert {n.component for n in la.notes if n.ran} == {"parallelism"}
-    # a chiasmus model without a base that gives POS: skipped, with the reason
+    assert la.parallelism is not None and la.nlp.pipe_names == ["chiasmus_finder"]
+    assert {n.component for n in la.notes if n.ran} == {"parallelism", "chiasmus"}
+    # a chiasmus model without a base that gives POS: the rules run instead, and say why
     notes = {
         n.component: n
         for n in build_analyzer("en", {"chiasmus-en": models_dir / "chiasmus-en"}).notes
     }
-    assert not notes["chiasmus"].ran and "needs POS and lemmas" in notes["chiasmus"].detail
+    assert notes["chiasmus"].ran and "hand-weighted rules" in notes["chiasmus"].detail
+    assert "needs POS and lemmas" in notes["chiasmus"].detail
 
 
 def test_parallelisms_use_normalised_tokens(models_dir, no_models):

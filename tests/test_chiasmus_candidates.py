@@ -22,12 +22,25 @@ def brute_force(
     denied=None,
     sentences=None,
     antimetabole_only=False,
+    lemma_pairs=False,
+    forms=None,
+    form_pos=None,
 ):
     """The definition, literally: nested loops over every increasing position tuple."""
     n = len(pos)
 
     def eligible(i):
         return (allowed is None or pos[i] in allowed) and (denied is None or pos[i] not in denied)
+
+    def form_eligible(i):
+        in_form_pos = form_pos is not None and pos[i] in form_pos
+        return eligible(i) or (in_form_pos and (denied is None or pos[i] not in denied))
+
+    def matches(i, j):
+        if eligible(i) and eligible(j):
+            if pos[i] == pos[j] or (lemma_pairs and lemmas[i] == lemmas[j]):
+                return True
+        return forms is not None and form_eligible(i) and form_eligible(j) and forms[i] == forms[j]
 
     found, flags = [], []
     for a in range(n):
@@ -37,9 +50,9 @@ def brute_force(
                     middles = [()] if depth == 2 else combinations(range(b + 1, b2), 2)
                     for middle in middles:
                         t = (a, b, *middle, b2, a2)
-                        if a2 - a >= window or not all(eligible(i) for i in t):
+                        if a2 - a >= window:
                             continue
-                        if any(pos[t[k]] != pos[t[-1 - k]] for k in range(depth)):
+                        if not all(matches(t[k], t[-1 - k]) for k in range(depth)):
                             continue
                         if sentences is not None and sentences[a] != sentences[a2]:
                             continue
@@ -114,6 +127,74 @@ def test_depth3_equals_brute_force(data, window, am_only):
     assert found.antimetabole.tolist() == flags
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    sequences(),
+    st.lists(st.sampled_from("pqr"), min_size=22, max_size=22),
+    st.integers(1, 14),
+    st.sampled_from([None, {"N", "V"}]),
+    st.sampled_from([None, {"D"}]),
+    st.sampled_from([None, {"A"}, {"A", "D"}]),
+    st.booleans(),
+    st.booleans(),
+)
+def test_relaxed_pairs_equal_brute_force(
+    data, form_pool, window, allowed, denied, form_pos, lemma_pairs, am_only
+):
+    pos, lemmas, sentences = data
+    forms = form_pool[: len(pos)] if form_pos is not None else None
+    expected, flags = brute_force(
+        pos,
+        lemmas,
+        window,
+        2,
+        allowed,
+        denied,
+        sentences,
+        antimetabole_only=am_only,
+        lemma_pairs=lemma_pairs,
+        forms=forms,
+        form_pos=form_pos,
+    )
+    found = find_candidates(
+        pos,
+        lemmas=lemmas,
+        window=window,
+        allowed_pos=allowed,
+        denied_pos=denied,
+        sentences=sentences,
+        antimetabole_only=am_only,
+        lemma_pairs=lemma_pairs,
+        forms=forms,
+        form_pos=form_pos,
+        batch_size=5,
+    )
+    assert [tuple(map(int, row)) for row in found.indices] == expected
+    assert found.antimetabole.tolist() == flags
+
+
+def test_lemma_pairs_across_pos_tags():
+    # "good men and good ..." style: the tagger read the repeated word as ADJ, then NOUN
+    pos = ["ADJ", "NOUN", "CCONJ", "NOUN", "NOUN"]
+    lemmas = ["cold", "heart", "and", "heart", "cold"]
+    strict = find_candidates(pos, lemmas=lemmas, allowed_pos={"NOUN", "ADJ"})
+    assert strict.indices.tolist() == []
+    relaxed = find_candidates(pos, lemmas=lemmas, allowed_pos={"NOUN", "ADJ"}, lemma_pairs=True)
+    assert relaxed.indices.tolist() == [[0, 1, 3, 4]]
+    # numerals take part only where the pair repeats its form
+    pos = ["NUM", "NOUN", "NOUN", "NUM"]
+    lemmas = ["one", "man", "man", "two"]
+    assert find_candidates(pos, lemmas=lemmas, allowed_pos={"NOUN"}).indices.tolist() == []
+    kwargs = dict(lemmas=lemmas, allowed_pos={"NOUN"}, form_pos={"NUM"})
+    assert find_candidates(pos, forms=lemmas, **kwargs).indices.tolist() == []
+    forms = ["one", "man", "man", "one"]
+    assert find_candidates(pos, forms=forms, **kwargs).indices.tolist() == [[0, 1, 2, 3]]
+    with pytest.raises(ValueError, match="form_pos needs forms"):
+        find_candidates(pos, form_pos={"NUM"})
+    with pytest.raises(ValueError, match="need lemmas"):
+        find_candidates(pos, lemma_pairs=True)
+
+
 def test_anchor_blocks_and_batches():
     # longer than one anchor block (2048 tokens): block edges must lose nothing
     rng = numpy.random.default_rng(0)
@@ -148,7 +229,7 @@ def test_example_and_errors():
     assert roles(3) == ("A", "B", "C", "C'", "B'", "A'")
     with pytest.raises(ValueError, match="depth"):
         find_candidates(pos, depth=4)
-    with pytest.raises(ValueError, match="needs lemmas"):
+    with pytest.raises(ValueError, match="need lemmas"):
         find_candidates(pos, antimetabole_only=True)
     with pytest.raises(ValueError, match="lemmas for"):
         find_candidates(pos, lemmas=lemmas[:3])

@@ -42,6 +42,8 @@ TRAIN = [
     ("the cat sees the dog and the man sees the woman .", {(1, 4, 7, 10): "False"}),
 ]
 
+SCORER_V1 = "spacy-rhetoric.ChiasmusScorer.v1"
+
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
@@ -49,7 +51,7 @@ def model_dir(tmp_path_factory):
     fix_random_seed(0)
     nlp = spacy.blank("en")
     ruler = nlp.add_pipe("attribute_ruler")
-    nlp.add_pipe("chiasmus_finder")
+    nlp.add_pipe("chiasmus_finder", config={"model": {"@architectures": SCORER_V1}})
 
     def add_patterns():  # initialize() clears the ruler
         for word, (pos, lemma) in LEXICON.items():

@@ -11,6 +11,7 @@ from spacy_rhetoric.cli import app
 def no_models(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("SPACY_RHETORIC_MODELS", raising=False)
+    monkeypatch.setattr("spacy_rhetoric.models.installed_path", lambda spec: None)
     monkeypatch.setattr("spacy_rhetoric.models.PACKAGE_MODELS", tmp_path / "package")
 
 
@@ -39,8 +40,8 @@ def test_demo_without_models(tmp_path, no_models):
     result = CliRunner().invoke(app, ["demo", "--output", str(output), "-j", str(js)])
     assert result.exit_code == 0, result.output
     said = " ".join(result.output.split())
-    assert "[de] chiasmus: not run — model chiasmus-de not built" in said
-    assert "models build --lang de" in said
+    assert "[de] parallelism: not run — no trained parallelism tagger for German" in said
+    assert "models build --lang la" in said
     page = output.read_text(encoding="utf8")
     assert page.startswith("<!DOCTYPE html>")
     assert "la_augustine_sermo (gold) (la)" in page
@@ -48,6 +49,7 @@ def test_demo_without_models(tmp_path, no_models):
     data = json.loads(js.read_text(encoding="utf8"))
     assert [d["doc"] for d in data["documents"]] == [
         "la_augustine_sermo (gold)",
+        "la_augustine_sermo (predicted)",
         "de_goethe_schiller.txt",
         "en_shakespeare_johnson.txt",
     ]
@@ -55,4 +57,9 @@ def test_demo_without_models(tmp_path, no_models):
     assert len(gold) == 5 and {f["kind"] for f in gold} == {"parallelism"}
     assert gold[0]["text"] == "a se turbatum | a christo innouatum"
     assert page.count("<tr class='finding parallelism'>") == 5
-    assert {(n["lang"], n["component"]) for n in data["components"] if n["ran"]} == set()
+    # the chiasmus rules need no model: predicted antimetaboles on the English sample
+    ran = {(n["lang"], n["component"]) for n in data["components"] if n["ran"]}
+    assert ran == {("la", "chiasmus"), ("de", "chiasmus"), ("en", "chiasmus")}
+    chiasmi = [f["text"] for f in data["findings"] if f["kind"] == "chiasmus"]
+    assert "Fair is foul, and foul is fair" in chiasmi
+    assert "Eat to live, and do not live to eat" in chiasmi

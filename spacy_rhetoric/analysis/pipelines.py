@@ -36,7 +36,7 @@ from spacy.tokens import Doc
 
 from ..corpora.latin import normalize_latin
 from ..corpora.parallelisms import get_parallelisms, set_parallelisms
-from ..models import build_hint, resolve
+from ..models import build_hint, get_spec, resolve
 from ..textio import CHUNK_CHARS, text_chunks
 from .findings import Document, Note
 
@@ -50,6 +50,9 @@ LANGUAGE_MODELS: Dict[str, Dict[str, str]] = {
     "en": {"base": "base-en", "chiasmus": "chiasmus-en"},
     "zh": {"parallelism": "parallelism-zh"},
 }
+# Languages whose tokens are words: without a trained scorer, chiasmus_finder runs with
+# its hand-weighted rules (for Chinese the tokens are characters).
+RULE_CHIASMUS = ("la", "de", "en")
 # How base tokens are spelled for the parallelism model (its training orthography).
 PARALLELISM_NORMALIZERS: Dict[str, Callable[[str], str]] = {"la": normalize_latin}
 
@@ -188,16 +191,22 @@ def build_analyzer(
     wanted = LANGUAGE_MODELS[lang]
     notes: List[Note] = []
 
-    def locate(component: str) -> Optional[Path]:
+    origins: Dict[str, str] = {}
+
+    def locate(component: str, note_missing: bool = True) -> Optional[Path]:
         name = wanted.get(component)
         if name is None:
             return None
         found = resolve(name, models)
         if found is None:
-            notes.append(
-                Note(lang, component, False, f"model {name} not built; run `{build_hint(name)}`")
-            )
+            if note_missing:
+                notes.append(
+                    Note(
+                        lang, component, False, f"model {name} not built; run `{build_hint(name)}`"
+                    )
+                )
             return None
+        origins[component] = f"{found.path} ({found.source}; licence {get_spec(name).licence})"
         return found.path
 
     def load(component: str, path: Path, loader: Callable[[Path], Any]) -> Any:
@@ -220,7 +229,7 @@ def build_analyzer(
                 lang,
                 "base",
                 True,
-                f"{wanted['base']} ({', '.join(nlp.pipe_names)}) from {base_path}",
+                f"{wanted['base']} ({', '.join(nlp.pipe_names)}) from {origins['base']}",
             )
         )
     else:
@@ -231,27 +240,35 @@ def build_analyzer(
                      f"tokenizer only ({type(nlp.tokenizer).__name__})")
             )  # fmt: skip
 
-    # chiasmus: sourced into the base pipeline (it reads POS and lemmas)
-    if "chiasmus" not in wanted:
-        notes.append(
-            Note(lang, "chiasmus", False, f"no trained chiasmus scorer for {LANGUAGE_NAMES[lang]}")
+    # chiasmus: a trained scorer sourced into the base pipeline (it reads POS and
+    # lemmas), else the hand-weighted rules, which need no training
+    chiasmus_path = locate("chiasmus", note_missing=False)
+    trained = None
+    why = f"no trained scorer for {LANGUAGE_NAMES[lang]}"
+    if chiasmus_path is not None and not _has_pos_and_lemmas(nlp):
+        why = (
+            f"{wanted['chiasmus']} needs POS and lemmas but the base pipeline has no tagger: "
+            f"`{build_hint(wanted['base'])}`"
         )
+    elif chiasmus_path is not None:
+        trained = load("chiasmus", chiasmus_path, _load_chiasmus)
+    elif "chiasmus" in wanted:
+        why = f"model {wanted['chiasmus']} not built: `{build_hint(wanted['chiasmus'])}`"
+    if trained is not None:
+        source, remark = trained
+        nlp.add_pipe("chiasmus_finder", source=source)
+        detail = f"{wanted['chiasmus']} from {origins['chiasmus']}{remark}"
+        notes.append(Note(lang, "chiasmus", True, detail))
+    elif lang in RULE_CHIASMUS:
+        nlp.add_pipe("chiasmus_finder")
+        reads = "POS and lemmas" if _has_pos_and_lemmas(nlp) else "forms (no tagger)"
+        detail = (
+            "chiasmus_finder with the hand-weighted rules (antimetaboles, Dubremetz & "
+            f"Nivre's features; no training) on {reads}; {why}"
+        )
+        notes.append(Note(lang, "chiasmus", True, detail))
     else:
-        chiasmus_path = locate("chiasmus")
-        if chiasmus_path is not None:
-            if not _has_pos_and_lemmas(nlp):
-                detail = (
-                    "chiasmus_finder needs POS and lemmas but the base pipeline has no "
-                    f"tagger; run `{build_hint(wanted['base'])}`"
-                )
-                notes.append(Note(lang, "chiasmus", False, detail))
-            else:
-                loaded = load("chiasmus", chiasmus_path, _load_chiasmus)
-                if loaded is not None:
-                    source, remark = loaded
-                    nlp.add_pipe("chiasmus_finder", source=source)
-                    detail = f"{wanted['chiasmus']} from {chiasmus_path}{remark}"
-                    notes.append(Note(lang, "chiasmus", True, detail))
+        notes.append(Note(lang, "chiasmus", False, why))
 
     # displacement: needs a parse
     if "parser" in nlp.pipe_names or any(
@@ -285,7 +302,7 @@ def build_analyzer(
         if parallelism_path is not None:
             parallelism = load("parallelism", parallelism_path, _load)
         if parallelism is not None:
-            detail = f"{wanted['parallelism']} from {parallelism_path}"
+            detail = f"{wanted['parallelism']} from {origins['parallelism']}"
             if lang == "zh":
                 detail += (
                     " (tokens: spaCy's character segmentation; the model was trained on "

@@ -1,11 +1,19 @@
-"""Chiasmus candidate search: every crosswise inversion A B B' A' of equal parts of speech.
+"""Chiasmus candidate search: every crosswise inversion A B B' A' of matching pairs.
 
-A *candidate* of depth 2 is a quadruple of token positions ``a < b < b' < a'`` with
+A *candidate* of depth 2 is a quadruple of token positions ``a < b < b' < a'`` whose
+pairs (a, a') and (b, b') *match*, with ``a' - a < window``. A pair (i, j) matches when
 
-* ``pos[a] == pos[a']`` and ``pos[b] == pos[b']``,
-* ``a' - a < window``,
-* every position eligible (its part of speech in the allow list, if one is given, and
-  not in the deny list),
+* both positions are eligible (their part of speech in the allow list, if one is given,
+  and not in the deny list) and ``pos[i] == pos[j]``; or
+* ``lemma_pairs`` is set, both are eligible and ``lemmas[i] == lemmas[j]``, whatever
+  their parts of speech (a tagger that reads one word as ADJ once and NOUN once must not
+  hide the antimetabole); or
+* ``forms`` are given, ``forms[i] == forms[j]`` and both positions are eligible or have
+  a part of speech in ``form_pos`` (not denied): e.g. numerals and pronouns take part
+  only where the pair repeats its form.
+
+Further conditions:
+
 * optionally, ``a`` and ``a'`` (and so everything between them) in the same sentence,
 * optionally (``antimetabole_only``), ``lemma[a] == lemma[a']`` and ``lemma[b] == lemma[b']``.
 
@@ -15,8 +23,8 @@ on each of the three pairs. Candidates are arrays of positions in role order
 so it equals the nested loops of the definition exactly. A candidate is an *antimetabole*
 when every pair also repeats its lemma.
 
-The search never enumerates quadruples it will not keep: it groups the eligible positions
-into same-part-of-speech pairs (at most ``window - 1`` apart, O(n * window) of them), and
+The search never enumerates quadruples it will not keep: it groups the positions
+into matching pairs (at most ``window - 1`` apart, O(n * window) of them), and
 nests the pairs inside each other with vectorised range expansion. It streams: anchors
 ``a`` are processed in blocks whose output is bounded (``batch_size`` candidates, plus at
 most one anchor's worth), so a whole novel is searched in bounded memory.
@@ -82,25 +90,37 @@ def _eligible(
     return mask
 
 
-def _pairs(
-    start: int,
-    stop: int,
-    pos: numpy.ndarray,
-    eligible: numpy.ndarray,
-    lemmas: Optional[numpy.ndarray],
-    window: int,
-) -> numpy.ndarray:
-    """All same-POS pairs (i, j), start <= i < j < stop, j - i < window, sorted by (i, j).
+class _Matching(NamedTuple):
+    """What decides whether two positions form a pair (see the module docstring)."""
+
+    pos: numpy.ndarray
+    eligible: numpy.ndarray
+    lemmas: Optional[numpy.ndarray]  # pairs may match by lemma (lemma_pairs)
+    forms: Optional[numpy.ndarray]  # pairs may match by form
+    form_eligible: Optional[numpy.ndarray]
+    required: Optional[numpy.ndarray]  # every pair must repeat this (antimetabole_only)
+
+
+def _pairs(start: int, stop: int, match: _Matching, window: int) -> numpy.ndarray:
+    """All matching pairs (i, j), start <= i < j < stop, j - i < window, sorted by (i, j).
 
     RETURNS (numpy.ndarray): [m, 2] positions.
     """
     firsts, seconds = [], []
+    eligible = match.eligible
     for gap in range(1, min(window, stop - start)):
         i = numpy.arange(start, stop - gap)
         j = i + gap
-        keep = eligible[i] & eligible[j] & (pos[i] == pos[j])
-        if lemmas is not None:
-            keep &= lemmas[i] == lemmas[j]
+        both = eligible[i] & eligible[j]
+        same = match.pos[i] == match.pos[j]
+        if match.lemmas is not None:
+            same |= match.lemmas[i] == match.lemmas[j]
+        keep = both & same
+        if match.forms is not None:
+            fe = match.form_eligible
+            keep |= fe[i] & fe[j] & (match.forms[i] == match.forms[j])
+        if match.required is not None:
+            keep &= match.required[i] == match.required[j]
         firsts.append(i[keep])
         seconds.append(j[keep])
     if not firsts:
@@ -175,6 +195,9 @@ def iter_candidates(
     denied_pos: Optional[Iterable] = None,
     sentences: Optional[Sequence[int]] = None,
     antimetabole_only: bool = False,
+    lemma_pairs: bool = False,
+    forms: Optional[Sequence] = None,
+    form_pos: Optional[Iterable] = None,
     batch_size: int = 1 << 18,
 ) -> Iterator[Candidates]:
     """Stream the chiasmus candidates of a token sequence (see the module docstring).
@@ -188,6 +211,12 @@ def iter_candidates(
     sentences (Optional[Sequence[int]]): one sentence id per token; if given, a candidate
         never crosses a sentence boundary.
     antimetabole_only (bool): keep only candidates whose pairs also repeat their lemma.
+    lemma_pairs (bool): two eligible positions with the same lemma are a pair whatever
+        their parts of speech (needs ``lemmas``).
+    forms (Optional[Sequence]): one form (e.g. the lower-case text) per token: two
+        positions repeating their form are a pair if both are eligible or have a part of
+        speech in ``form_pos``.
+    form_pos (Optional[Iterable]): labels that take part only in pairs repeating their form.
     batch_size (int): soft bound on the candidates of one yielded batch.
     YIELDS (Candidates): batches in lexicographic order of the role tuples.
     """
@@ -200,8 +229,18 @@ def iter_candidates(
     lemma_codes = _codes(lemmas) if lemmas is not None else None
     if lemma_codes is not None and len(lemma_codes) != n:
         raise ValueError(f"chiasmus candidates: {len(lemma_codes)} lemmas for {n} tokens")
-    if antimetabole_only and lemma_codes is None:
-        raise ValueError("chiasmus candidates: antimetabole_only needs lemmas")
+    if (antimetabole_only or lemma_pairs) and lemma_codes is None:
+        raise ValueError("chiasmus candidates: antimetabole_only and lemma_pairs need lemmas")
+    form_codes = form_eligible = None
+    if forms is not None:
+        form_codes = _codes(forms)
+        if len(form_codes) != n:
+            raise ValueError(f"chiasmus candidates: {len(form_codes)} forms for {n} tokens")
+        form_eligible = eligible | (
+            _eligible(pos, form_pos, denied_pos) if form_pos is not None else False
+        )
+    elif form_pos is not None:
+        raise ValueError("chiasmus candidates: form_pos needs forms")
     sentence_ids = None
     if sentences is not None:
         sentence_ids = numpy.asarray(sentences, dtype=numpy.int64)
@@ -209,11 +248,18 @@ def iter_candidates(
             raise ValueError(
                 f"chiasmus candidates: {len(sentence_ids)} sentence ids for {n} tokens"
             )
-    pair_lemmas = lemma_codes if antimetabole_only else None
+    match = _Matching(
+        codes,
+        eligible,
+        lemma_codes if lemma_pairs else None,
+        form_codes,
+        form_eligible,
+        lemma_codes if antimetabole_only else None,
+    )
     for start in range(0, n, _ANCHOR_BLOCK):
         stop = min(n, start + _ANCHOR_BLOCK)
         region_stop = min(n, stop + window - 1)
-        pairs = _pairs(start, region_stop, codes, eligible, pair_lemmas, window)
+        pairs = _pairs(start, region_stop, match, window)
         if len(pairs) == 0:
             continue
         # first_of[p - start]: index of the first pair whose first position >= p

@@ -42,22 +42,21 @@ from thinc.api import Model, Optimizer, set_dropout_rate
 
 from .candidates import DEFAULT_WINDOW, Candidates, empty_candidates, find_candidates, roles
 from .features import check_doc
+from .rules import DEFAULT_BIAS
 
-DEFAULT_MODEL_CONFIG = """
+DEFAULT_MODEL_CONFIG = f"""
 [model]
-@architectures = "spacy-rhetoric.ChiasmusScorer.v1"
-feature_groups = ["D", "L", "E"]
-hidden_width = 0
-depth = 1
-dropout = 0.1
-lexical_attr = "LEMMA"
-vectors = "auto"
-clues = null
+@architectures = "spacy-rhetoric.ChiasmusRules.v1"
+bias = {DEFAULT_BIAS}
+weights = null
 """
 DEFAULT_MODEL = util.load_config_from_str(DEFAULT_MODEL_CONFIG)["model"]
 # every part of speech of the A/B roles of the German set, plus ADV
 DEFAULT_ALLOWED_POS = ["NOUN", "PROPN", "VERB", "ADJ", "ADV", "PRON", "DET"]
+DEFAULT_FORM_POS = ["NUM", "PRON"]
 DEFAULT_POSITIVE_LABELS = ["a", "c", "fa", "fc", "True"]
+# stand-in labels of the search on forms (docs without POS)
+FORM_PUNCT, FORM_SPACE = "punct", "space"
 SCORE_KEYS = ["chiasmus_ap", "chiasmus_p", "chiasmus_r", "chiasmus_f"]
 TRAINING_CANDIDATES = ("annotated", "suggested")
 SCORES_ATTR = "chiasmus_scores"
@@ -70,6 +69,13 @@ ANTIMETABOLE = "antimetabole"
 class ChiasmusSuggester:
     """Propose the chiasmus candidates of docs (a picklable callable).
 
+    With POS tags, a pair of positions matches when both are eligible by their POS and
+    repeat their POS, or (``lemma_pairs``) their lemma; numerals and pronouns
+    (``form_pos``) take part where the pair repeats its lower-case form. Lemmas are
+    compared case-insensitively. A doc without POS tags (a blank pipeline) is searched
+    on its forms: every token but punctuation and whitespace takes part, and only pairs
+    that repeat their lower-case form match (antimetaboles).
+
     window (int): a' - a < window.
     depth (int): 2 (A B B' A') or 3 (A B C C' B' A').
     allowed_pos (Optional[List[str]]): only tokens with these coarse POS take part.
@@ -77,6 +83,8 @@ class ChiasmusSuggester:
     respect_sentences (bool): never cross a sentence boundary (if the doc has sentences).
     antimetabole_only (bool): only candidates whose pairs repeat their lemma.
     lexical_attr (str): "LEMMA" or "LOWER": what the antimetabole flag compares.
+    lemma_pairs (bool): a pair repeating its lemma matches whatever its POS tags.
+    form_pos (Optional[List[str]]): POS that take part only where the pair repeats its form.
     """
 
     def __init__(
@@ -88,6 +96,8 @@ class ChiasmusSuggester:
         respect_sentences: bool = False,
         antimetabole_only: bool = False,
         lexical_attr: str = "LEMMA",
+        lemma_pairs: bool = False,
+        form_pos: Optional[List[str]] = None,
     ) -> None:
         roles(depth)
         if window < 2 * depth:
@@ -103,19 +113,32 @@ class ChiasmusSuggester:
         self.respect_sentences = respect_sentences
         self.antimetabole_only = antimetabole_only
         self.lexical_attr = lexical_attr
+        self.lemma_pairs = lemma_pairs
+        self.form_pos = list(form_pos) if form_pos else None
 
     def suggest(self, doc: Doc, name: str = "chiasmus_finder") -> Candidates:
-        """doc (Doc): a doc with POS. RETURNS (Candidates): its candidates."""
+        """doc (Doc): a doc, with POS (and lemmas) or without.
+        RETURNS (Candidates): its candidates."""
         if len(doc) == 0:
             return empty_candidates(self.depth)
-        # lemmas are needed only to restrict the search to antimetaboles
-        needs_lemmas = self.antimetabole_only and self.lexical_attr == "LEMMA"
-        check_doc(doc, "LEMMA" if needs_lemmas else "LOWER", name)
-        use_lemmas = self.lexical_attr == "LEMMA" and doc.has_annotation("LEMMA")
-        lemmas = [t.lemma for t in doc] if use_lemmas else [t.lower for t in doc]
         sentences = None
         if self.respect_sentences and doc.has_annotation("SENT_START"):
             sentences = numpy.cumsum([t.is_sent_start is True for t in doc])
+        forms = [t.lower_ for t in doc]
+        if not doc.has_annotation("POS"):
+            return find_candidates(
+                [FORM_SPACE if t.is_space else FORM_PUNCT if t.is_punct else "" for t in doc],
+                lemmas=forms,
+                window=self.window,
+                depth=self.depth,
+                denied_pos=[FORM_PUNCT, FORM_SPACE],
+                sentences=sentences,
+                antimetabole_only=True,
+            )
+        use_lemmas = self.lexical_attr == "LEMMA" and doc.has_annotation("LEMMA")
+        if self.antimetabole_only and self.lexical_attr == "LEMMA" and not use_lemmas:
+            check_doc(doc, "LEMMA", name)
+        lemmas = [t.lemma_.lower() for t in doc] if use_lemmas else forms
         return find_candidates(
             [t.pos_ for t in doc],
             lemmas=lemmas,
@@ -125,10 +148,13 @@ class ChiasmusSuggester:
             denied_pos=self.denied_pos,
             sentences=sentences,
             antimetabole_only=self.antimetabole_only,
+            lemma_pairs=self.lemma_pairs,
+            forms=forms if self.form_pos else None,
+            form_pos=self.form_pos,
         )
 
     def __call__(self, docs: Iterable[Doc]) -> List[Candidates]:
-        """docs (Iterable[Doc]): docs with POS. RETURNS (List[Candidates]): per doc."""
+        """docs (Iterable[Doc]): the docs. RETURNS (List[Candidates]): per doc."""
         return [self.suggest(doc) for doc in docs]
 
 
@@ -142,7 +168,8 @@ def build_chiasmus_suggester(
     antimetabole_only: bool = False,
     lexical_attr: str = "LEMMA",
 ) -> ChiasmusSuggester:
-    """Create the chiasmus candidate suggester (see ``ChiasmusSuggester``).
+    """Create the chiasmus candidate suggester of earlier pipelines: pairs repeat their
+    POS (see ``ChiasmusSuggester``; no ``lemma_pairs``, no ``form_pos``).
 
     RETURNS (ChiasmusSuggester): a callable docs -> per-doc Candidates.
     """
@@ -157,6 +184,36 @@ def build_chiasmus_suggester(
     )
 
 
+@registry.misc("spacy-rhetoric.chiasmus_suggester.v2")
+def build_chiasmus_suggester_v2(
+    window: int = DEFAULT_WINDOW,
+    depth: int = 2,
+    allowed_pos: Optional[List[str]] = DEFAULT_ALLOWED_POS,
+    denied_pos: Optional[List[str]] = None,
+    respect_sentences: bool = False,
+    antimetabole_only: bool = False,
+    lexical_attr: str = "LEMMA",
+    lemma_pairs: bool = True,
+    form_pos: Optional[List[str]] = DEFAULT_FORM_POS,
+) -> ChiasmusSuggester:
+    """Create the chiasmus candidate suggester (see ``ChiasmusSuggester``): pairs repeat
+    their POS or their lemma; ``form_pos`` take part where the pair repeats its form.
+
+    RETURNS (ChiasmusSuggester): a callable docs -> per-doc Candidates.
+    """
+    return ChiasmusSuggester(
+        window=window,
+        depth=depth,
+        allowed_pos=allowed_pos,
+        denied_pos=denied_pos,
+        respect_sentences=respect_sentences,
+        antimetabole_only=antimetabole_only,
+        lexical_attr=lexical_attr,
+        lemma_pairs=lemma_pairs,
+        form_pos=form_pos,
+    )
+
+
 @Language.factory(
     "chiasmus_finder",
     assigns=["doc.spans"],
@@ -164,7 +221,7 @@ def build_chiasmus_suggester(
     default_config={
         "model": DEFAULT_MODEL,
         "suggester": {
-            "@misc": "spacy-rhetoric.chiasmus_suggester.v1",
+            "@misc": "spacy-rhetoric.chiasmus_suggester.v2",
             "window": DEFAULT_WINDOW,
             "depth": 2,
             "allowed_pos": DEFAULT_ALLOWED_POS,
@@ -172,6 +229,8 @@ def build_chiasmus_suggester(
             "respect_sentences": False,
             "antimetabole_only": False,
             "lexical_attr": "LEMMA",
+            "lemma_pairs": True,
+            "form_pos": DEFAULT_FORM_POS,
         },
         "spans_key": "chiasmus",
         "support_key": "chiasmus_support",
@@ -342,7 +401,8 @@ class ChiasmusFinder(TrainablePipe):
         return self.model.attrs.get("lexical_attr", "LEMMA")
 
     def _check(self, doc: Doc) -> None:
-        check_doc(doc, self._lexical_attr(), self.name)
+        if self.model.attrs.get("needs_pos", True):
+            check_doc(doc, self._lexical_attr(), self.name)
 
     # --- gold ------------------------------------------------------------------------
 
@@ -618,7 +678,7 @@ class ChiasmusFinder(TrainablePipe):
                 )
             labels = found
         labels = sorted(set(labels))
-        if not labels:
+        if not labels and self.model.attrs.get("trainable", True):
             raise ValueError(
                 f"{self.name}: no labels: the examples passed to initialize() contain no "
                 f"annotated candidates in doc.spans['{self.cfg['spans_key']}'] with supporting "
@@ -682,7 +742,7 @@ def _span_is_antimetabole(span: Span) -> Optional[bool]:
         return None
     doc = span.doc
     use_lemma = doc.has_annotation("LEMMA")
-    forms = [s[0].lemma if use_lemma else s[0].lower for s in support]
+    forms = [s[0].lemma_.lower() if use_lemma else s[0].lower_ for s in support]
     return all(forms[k] == forms[-1 - k] for k in range(len(forms) // 2))
 
 

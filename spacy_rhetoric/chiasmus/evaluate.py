@@ -63,10 +63,16 @@ from spacy.training import Example
 from thinc.api import fix_random_seed
 
 from ..corpora.util import gold_tokens_doc
-from ..logistic import LogisticRegression
-from .component import ChiasmusFinder, gold_candidates
+from ..logistic import LogisticRegression, f1_threshold
+from .component import (
+    ChiasmusFinder,
+    build_chiasmus_suggester,
+    build_chiasmus_suggester_v2,
+    gold_candidates,
+)
 from .features import candidate_features, encoder_e_features, feature_names
 from .metrics import average_precision
+from .rules import rule_scores
 
 GERMAN_FULL = ("a", "c", "fa", "fc")
 GERMAN_FP_REMOVED = ("a", "c")
@@ -221,6 +227,48 @@ def rank_annotated(finder: ChiasmusFinder, examples: Sequence[Example]) -> numpy
     docs = [eg.predicted for eg in examples]
     cands = [numpy.asarray([c], dtype=numpy.int64) for c, _ in _annotated(examples)]
     return numpy.concatenate(finder.score_candidates(docs, cands))
+
+
+SUGGESTERS = {"strict": build_chiasmus_suggester, "relaxed": build_chiasmus_suggester_v2}
+
+
+def suggested(examples: Sequence[Example]) -> Dict[str, numpy.ndarray]:
+    """Whether the default suggesters propose each example's annotated candidate on its
+    predicted doc: "strict" (spacy-rhetoric.chiasmus_suggester.v1: pairs repeat their
+    POS) and "relaxed" (.v2: or their lemma; numerals and pronouns where the form
+    repeats). RETURNS (Dict[str, numpy.ndarray]): [n] bool per suggester."""
+    result = {}
+    for name, build in SUGGESTERS.items():
+        suggester = build()
+        found = []
+        for eg, (positions, _) in zip(examples, _annotated(examples)):
+            rows = {tuple(map(int, row)) for row in suggester.suggest(eg.predicted).indices}
+            found.append(tuple(positions) in rows)
+        result[name] = numpy.asarray(found, dtype=bool)
+    return result
+
+
+def rank_rules(examples: Sequence[Example]) -> numpy.ndarray:
+    """Score the first annotated candidate of each example with the hand-weighted rules
+    (``spacy-rhetoric.ChiasmusRules.v1``; no training). RETURNS (numpy.ndarray): [n]."""
+    return numpy.asarray(
+        [
+            rule_scores(eg.predicted, numpy.asarray([c], dtype=numpy.int64))[0]
+            for eg, (c, _) in zip(examples, _annotated(examples))
+        ]
+    )
+
+
+def suggested_aps(
+    scores: numpy.ndarray, truth: numpy.ndarray, masks: Dict[str, numpy.ndarray]
+) -> Dict[str, float]:
+    """AP when only the suggested candidates can be found: the others are never ranked
+    and every positive still counts. RETURNS (Dict[str, float]): per suggester."""
+    total = int(truth.sum())
+    return {
+        name: average_precision(scores[mask], truth[mask], n_relevant=total)
+        for name, mask in masks.items()
+    }
 
 
 def german_examples(data_dir: Path, nlp: Language) -> List[Example]:
@@ -434,9 +482,13 @@ def cross_validate(
     encoder = settings["model"].get("encoder") if _uses_encoder(settings) else None
     table = FeatureTable(kept, groups, encoder, _grid_layers(settings) if encoder else ())
     baseline_X = table.matrix(["D", "L"])
+    rules = rank_rules(kept)
+    masks = suggested(kept)
     nlp = spacy.blank(lang)
     aps: List[float] = []
     baseline: List[float] = []
+    rule_aps: List[float] = []
+    found_aps: Dict[str, List[float]] = {f"{m}_{n}": [] for m in ("ours", "rules") for n in masks}
     details: List[Dict[str, Any]] = []
     for fold_seed in seeds:
         assignment = stratified_folds(list(is_positive), n_folds, fold_seed)
@@ -451,7 +503,13 @@ def cross_validate(
             test = [kept[i] for i in test_rows]
             finder = train_finder(nlp, train, fold_settings, positive, seed=fold_seed)
             truth = is_positive[test_rows]
-            aps.append(average_precision(rank_annotated(finder, test), truth))
+            scores = rank_annotated(finder, test)
+            aps.append(average_precision(scores, truth))
+            rule_aps.append(average_precision(rules[test_rows], truth))
+            fold_masks = {name: mask[test_rows] for name, mask in masks.items()}
+            for model, model_scores in (("ours", scores), ("rules", rules[test_rows])):
+                for name, ap in suggested_aps(model_scores, truth, fold_masks).items():
+                    found_aps[f"{model}_{name}"].append(ap)
             predict = fit_logistic(
                 baseline_X[rows], is_positive[rows], settings.get("baseline_C", 1.0)
             )
@@ -479,6 +537,13 @@ def cross_validate(
         ],
         "folds": details,
         "baseline_dl_logreg": _summary(baseline),
+        "rules": _summary(rule_aps),
+        "rules_ap_all": average_precision(rules, is_positive),
+        "suggested": {
+            "n_positive_suggested": {n: int((m & is_positive).sum()) for n, m in masks.items()},
+            "n_suggested": {n: int(m.sum()) for n, m in masks.items()},
+            **{key: _summary(values) for key, values in found_aps.items()},
+        },
     }
 
 
@@ -589,6 +654,9 @@ def evaluate_english(
             settings.get("baseline_C", 1.0),
         )
         baseline_ap = average_precision(predict(test_table.matrix(["D", "L"])), truth)
+        truth_array = numpy.asarray(truth, dtype=bool)
+        rules = rank_rules(test)
+        masks = suggested(test)
         order = numpy.argsort(-scores, kind="stable")
         results[name] = {
             "removed_labels": list(removed),
@@ -598,6 +666,14 @@ def evaluate_english(
             "n_test_positive": int(sum(truth)),
             "ap_test": ap,
             "baseline_dl_logreg_ap_test": baseline_ap,
+            "rules_ap_test": average_precision(rules, truth_array),
+            "rules_f1_threshold_train": f1_threshold(rank_rules(train), train_truth),
+            "suggested": {
+                "n_positive_suggested": {n: int((m & truth_array).sum()) for n, m in masks.items()},
+                "n_suggested": {n: int(m.sum()) for n, m in masks.items()},
+                "ours": suggested_aps(scores, truth_array, masks),
+                "rules": suggested_aps(rules, truth_array, masks),
+            },
             **chosen,
             "ranks_of_positives": [
                 int(r) + 1 for r in numpy.flatnonzero(numpy.asarray(truth)[order])

@@ -21,7 +21,8 @@ token (as the German converter keeps the source's head-less labels); the flags
 ``has_dep_labels`` and ``has_heads`` say what was available.
 
 **L** (lexical, ``L_FEATURES``): equality of the lexical attribute (the lemma by
-default) for the six pairs (A, A'), (B, B'), (A, B), (A, B'), (B, A'), (B', A').
+default, compared case-insensitively) for the six
+pairs (A, A'), (B, B'), (A, B), (A, B'), (B, A'), (B', A').
 
 **E** (semantic, ``E_FEATURES``): the cosine similarity of the same six pairs, from the
 vectors the pipeline provides, chosen by ``vectors``:
@@ -273,7 +274,15 @@ class DocArrays:
         columns = doc.to_array([ATTR_IDS["POS"], ATTR_IDS[lexical_attr], ATTR_IDS["IS_STOP"]])
         columns = numpy.asarray(columns, dtype=numpy.uint64).reshape(n, 3)
         self.pos = _codes(columns[:, 0])
-        self.lex = _codes(columns[:, 1])
+        if lexical_attr == "LEMMA":  # case-insensitive: "Country" (PROPN) = "country"
+            index: Dict[str, int] = {}
+            self.lex = numpy.fromiter(
+                (index.setdefault(token.lemma_.lower(), len(index)) for token in doc),
+                dtype=numpy.int64,
+                count=n,
+            )
+        else:
+            self.lex = _codes(columns[:, 1])
         stop = columns[:, 2].astype(bool)
         texts = [token.text for token in doc]
         lowers = [token.lower_ for token in doc]

@@ -135,20 +135,16 @@ def chiasmus_evaluate_cli(
         return
     if language in ("de", "en-mb"):
         names = ("full", "fp_removed") if language == "de" else ("salient_vs_non",)
+        pm = lambda x: f"{x['ap_mean']:.3f} ± {x['ap_sd']:.3f}"  # noqa: E731
         rows = [
-            (
-                name,
-                f"{results[name]['ap_mean']:.3f} ± {results[name]['ap_sd']:.3f}",
-                f"{results[name]['baseline_dl_logreg']['ap_mean']:.3f} ± "
-                f"{results[name]['baseline_dl_logreg']['ap_sd']:.3f}",
-            )
+            (name, pm(results[name]), pm(results[name]["baseline_dl_logreg"]))
+            + ((pm(results[name]["rules"]),) if "rules" in results[name] else ("–",))
             for name in names
         ]
-        msg.table(rows, header=("setting", "AP", "D+L logreg"), divider=True)
+        msg.table(rows, header=("setting", "AP", "D+L logreg", "rules"), divider=True)
         return
-    else:
-        rows = [
-            (name, f"{results[name]['ap_test']:.3f}")
-            for name in ("all_negative", "duplicates_removed")
-        ]
-    msg.table(rows, header=("setting", "AP"), divider=True)
+    rows = [
+        (name, f"{results[name]['ap_test']:.3f}", f"{results[name]['rules_ap_test']:.3f}")
+        for name in ("all_negative", "duplicates_removed")
+    ]
+    msg.table(rows, header=("setting", "AP", "rules"), divider=True)

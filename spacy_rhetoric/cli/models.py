@@ -26,8 +26,8 @@ def models_list_cli(
     model: Optional[List[str]] = Opt(None, "--model", "-m", help="NAME=PATH to check too"),
     as_json: bool = Opt(False, "--json", help="Print JSON"),
 ):
-    """Which models are available, and where (option, $SPACY_RHETORIC_MODELS, package
-    data, user cache)."""
+    """Which models are available, their licence, and where (option,
+    $SPACY_RHETORIC_MODELS, package data, user cache, installed spaCy package)."""
     from ..models import ENV_MODELS, PACKAGE_MODELS, build_hint, cache_dir, list_models
 
     rows = list_models(explicit_models(model))
@@ -39,17 +39,38 @@ def models_list_cli(
             r["name"],
             r["lang"],
             r["role"],
+            r["licence"],
             f"{r['source']}: {r['path']}" + _built(r)
             if r["source"]
             else f"missing ({build_hint(r['name'])})",
         )
         for r in rows
     ]
-    msg.table(table, header=("model", "lang", "role", "where"), divider=True)
+    msg.table(table, header=("model", "lang", "role", "licence", "where"), divider=True)
     msg.text(
         f"Looked in: --model, ${ENV_MODELS}={os.environ.get(ENV_MODELS, '')!s}, "
-        f"{PACKAGE_MODELS}, {cache_dir()}"
+        f"{PACKAGE_MODELS}, {cache_dir()}, installed spaCy packages"
     )
+
+
+@models_app.command("package")
+def models_package_cli(
+    names: List[str] = Arg(..., help="Models to package, e.g. base-en parallelism-la"),
+    output_dir: Path = Opt(
+        Path("models"), "--output", "-o", help="Directory for the wheels (the repo's models/)"
+    ),
+):
+    """Package available models whose training data may be redistributed as spaCy
+    package wheels (spacy package, then pip wheel), with their licence and sources in
+    the meta. requirements.txt installs the wheels in models/."""
+    from ..models import ModelError, package_model
+
+    for name in names:
+        try:
+            wheel = package_model(name, output_dir)
+        except ModelError as error:
+            msg.fail(str(error), exits=1)
+        msg.good(f"{name} -> {wheel} ({wheel.stat().st_size / 1e6:.1f} MB)")
 
 
 @models_app.command("link")
