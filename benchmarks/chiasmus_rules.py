@@ -9,7 +9,7 @@ English (Dubremetz & Nivre): AP on the test split, with the tagger's POS and lem
 (``--tagger``) and on a blank pipeline (forms only); the F1-optimal threshold of the
 raw score on the training split, which sets the rules' default bias.
 
-    python benchmarks/chiasmus_rules.py --tagger training/base-en/model-best \
+    python benchmarks/chiasmus_rules.py --tagger en_rhetoric_base \
         --output benchmarks/results/chiasmus_rules.json
 """
 
@@ -108,7 +108,7 @@ def english(tagger):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tagger", type=Path, help="English pipeline with POS and lemmas")
+    parser.add_argument("--tagger", help="English pipeline with POS and lemmas (path or package)")
     parser.add_argument("--seeds", default="0,1,2,3,4", help="German fold seeds")
     parser.add_argument("--output", type=Path, default=None)
     args = parser.parse_args()

@@ -82,7 +82,7 @@ class ModelSpec:
     sources: Tuple[Tuple[str, str, str], ...] = ()
 
 
-UD_LICENCE = "UD treebanks (various; some non-commercial): do not ship, build locally"
+UD_LICENCE = "CC BY-NC-SA (UD Latin treebanks, non-commercial): not shipped"
 CC_BY_SA = "CC BY-SA 4.0"
 UD_URL = "https://github.com/UniversalDependencies/"
 E5 = (
@@ -148,13 +148,13 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
         ModelSpec(
             "chiasmus-de", "de", "chiasmus",
             "chiasmus_finder scorer trained on the GerDraCor chiasmus candidates",
-            "see german-chiasmus/SOURCE.md", ("german-chiasmus",),
+            "none stated (GerDraCor chiasmus annotations): not shipped", ("german-chiasmus",),
             ("convert-chiasmus", "train-chiasmus-de"), "training/chiasmus-de/model-best",
         ),
         ModelSpec(
             "chiasmus-en", "en", "chiasmus",
             "chiasmus_finder scorer trained on the Europarl candidates (Dubremetz & Nivre)",
-            "GPL-3.0 (data)", ("chiasmus-dubremetz-nivre", "ud"),
+            "GPL-3.0 (Dubremetz & Nivre data): not shipped", ("chiasmus-dubremetz-nivre", "ud"),
             ("convert-chiasmus", "train-base-en", "train-chiasmus-en"),
             "training/chiasmus-en/model-best", requires=("base-en",), keep=("chiasmus_finder",),
         ),
@@ -275,9 +275,15 @@ def resolve(name: str, explicit: Optional[Mapping[str, Path]] = None) -> Optiona
 
 
 def build_hint(name: str) -> str:
-    """RETURNS (str): the command that makes a missing model available."""
+    """RETURNS (str): how to make a missing model available: commands in backticks that
+    work when pasted (building needs the data mirror)."""
     spec = get_spec(name)
-    return f"python -m spacy_rhetoric models build --lang {spec.lang} (or: models link {name} PATH)"
+    return (
+        f"build it from the datasets with `python -m spacy_rhetoric models build --lang "
+        f"{spec.lang} --only {name} --data DATA_DIR` (DATA_DIR: the data mirror, or set "
+        f"$SPACY_RHETORIC_DATA), or use a trained pipeline: `python -m spacy_rhetoric "
+        f"models link {name} PATH`"
+    )
 
 
 def package_model(name: str, output_dir: Path, version: Optional[str] = None) -> Path:
@@ -302,7 +308,7 @@ def package_model(name: str, output_dir: Path, version: Optional[str] = None) ->
             found = path
             break
     if found is None:
-        raise ModelError(f"{name} is not built: run `{build_hint(name)}` first.")
+        raise ModelError(f"{name} is not available: {build_hint(name)}.")
     meta = json.loads((found / "meta.json").read_text(encoding="utf8"))
     lang, _, package_name = spec.package.partition("_")
     meta.update(

@@ -562,3 +562,40 @@ def test_cli_progress_bar_on_a_terminal_only(no_models, tmp_path):
     piped = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, check=True)
     assert "analyze:" not in piped.stderr and "%|" not in piped.stderr
     assert "30 files (1 skipped)" in piped.stdout
+
+
+# --- chiasmus find: --lang, and a finder-only model chained behind its base ---------------
+
+
+def test_chiasmus_find_with_lang_or_chained_model(models_dir, no_models, tmp_path, monkeypatch):
+    text = tmp_path / "love.txt"
+    text.write_text(TEXT, encoding="utf8")
+
+    def find(*args):
+        return runner.invoke(app, ["chiasmus", "find", str(text), *args, "--json"])
+
+    # --lang without any model: the rules on forms
+    result = find("--lang", "en")
+    assert result.exit_code == 0, result.output
+    best = json.loads(result.output)[0]
+    assert best["words"] == {"A": "man", "B": "woman", "B'": "woman", "A'": "man"}
+    # a model holding only the finder (as models build installs it) is chained
+    finder_only = spacy.load(models_dir / "chiasmus-en")
+    finder_only.remove_pipe("attribute_ruler")
+    finder_only.to_disk(tmp_path / "finder-only")
+    result = find("--model", str(tmp_path / "finder-only"))
+    assert result.exit_code == 1 and "base pipeline base-en is not available" in output(result)
+    monkeypatch.setenv("SPACY_RHETORIC_MODELS", str(models_dir))
+    result = find("--model", str(tmp_path / "finder-only"))
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)[0]["type"] == "antimetabole"
+    # bad arguments: one line each, no traceback
+    for args, message in (
+        ((), "Give --lang"),
+        (("--model", str(tmp_path)), "is not a spaCy pipeline"),
+        (("--model", str(models_dir / "base-en")), "has no chiasmus_finder"),
+        (("--lang", "fr"), "Unknown language 'fr'"),
+    ):
+        result = find(*args)
+        assert result.exit_code == 1 and message in output(result), (args, result.output)
+        assert "Traceback" not in result.output

@@ -11,6 +11,7 @@ import srsly
 import typer.main
 
 from spacy_rhetoric.cli import app
+from spacy_rhetoric.models import MODEL_SPECS, build_hint
 
 REPO = Path(__file__).resolve().parents[1]
 PREFIX = re.compile(r"python -m spacy_rhetoric\s+([^`\n]*(?:\\\n[^`\n]*)*)")
@@ -49,12 +50,20 @@ def _resolve(words: List[str]) -> Tuple[Any, List[str]]:
     return command, rest
 
 
-COMMANDS = list(_readme_commands()) + list(_project_commands())
+def _hint_commands() -> Iterator[Tuple[str, str]]:
+    """The commands in backticks of the "not run" hints (they must work when pasted)."""
+    for name in MODEL_SPECS:
+        for command in re.findall(r"`([^`]*)`", build_hint(name)):
+            assert command.startswith("python -m spacy_rhetoric "), command
+            yield f"hint:{name}", command[len("python -m spacy_rhetoric ") :]
+
+
+COMMANDS = list(_readme_commands()) + list(_project_commands()) + list(_hint_commands())
 
 
 def test_documented_commands_were_found():
     places = {where.split(":")[0] for where, _ in COMMANDS}
-    assert places == {"README.md", "project.yml"}
+    assert places == {"README.md", "project.yml", "hint"}
     assert len(COMMANDS) > 40
 
 

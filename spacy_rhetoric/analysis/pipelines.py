@@ -201,9 +201,7 @@ def build_analyzer(
         if found is None:
             if note_missing:
                 notes.append(
-                    Note(
-                        lang, component, False, f"model {name} not built; run `{build_hint(name)}`"
-                    )
+                    Note(lang, component, False, f"model {name} not built; {build_hint(name)}")
                 )
             return None
         origins[component] = f"{found.path} ({found.source}; licence {get_spec(name).licence})"
@@ -248,12 +246,12 @@ def build_analyzer(
     if chiasmus_path is not None and not _has_pos_and_lemmas(nlp):
         why = (
             f"{wanted['chiasmus']} needs POS and lemmas but the base pipeline has no tagger: "
-            f"`{build_hint(wanted['base'])}`"
+            f"{build_hint(wanted['base'])}"
         )
     elif chiasmus_path is not None:
         trained = load("chiasmus", chiasmus_path, _load_chiasmus)
     elif "chiasmus" in wanted:
-        why = f"model {wanted['chiasmus']} not built: `{build_hint(wanted['chiasmus'])}`"
+        why = f"model {wanted['chiasmus']} not built: {build_hint(wanted['chiasmus'])}"
     if trained is not None:
         source, remark = trained
         nlp.add_pipe("chiasmus_finder", source=source)
@@ -280,7 +278,7 @@ def build_analyzer(
         )
     else:
         reason = (
-            f"needs a dependency parser; run `{build_hint(wanted['base'])}`"
+            f"needs a dependency parser; {build_hint(wanted['base'])}"
             if "base" in wanted
             else f"no dependency parser for {LANGUAGE_NAMES[lang]}"
         )
@@ -351,3 +349,44 @@ def _add_intertext(nlp: Language, lang: str, index: Path) -> Note:
         True,
         f"intertext_matcher, index {index} ({size} source segments; queries: {segment})",
     )
+
+
+def chiasmus_pipeline(lang: Optional[str] = None, model: Optional[Path] = None) -> Language:
+    """The pipeline ``chiasmus find`` runs: a trained chiasmus pipeline that tags its own
+    text as it is; one that holds only the finder (as ``models build`` installs it),
+    chained behind the base pipeline of its language as ``analyze`` does; with only a
+    language, that language's base pipeline with its chiasmus model or the rules.
+
+    lang (Optional[str]): the language (default: the model's).
+    model (Optional[Path]): a pipeline directory with a chiasmus_finder.
+    RETURNS (Language): a pipeline that ends in a chiasmus_finder.
+    RAISES AnalyzeError: no language and no model, a model that is no pipeline or has no
+        chiasmus_finder.
+    """
+    if model is None:
+        if lang is None:
+            raise AnalyzeError("Give --lang (la, de, en) or --model (a chiasmus pipeline).")
+        return build_analyzer(check_language(lang)).nlp
+    model = Path(model)
+    if not (model / "config.cfg").is_file() or not (model / "meta.json").is_file():
+        raise AnalyzeError(f"{model} is not a spaCy pipeline (config.cfg and meta.json missing).")
+    try:
+        nlp = spacy.load(model)
+    except Exception as err:  # an incompatible or broken pipeline directory
+        raise AnalyzeError(f"{model} cannot be loaded ({type(err).__name__}: {err})") from None
+    if "chiasmus_finder" not in nlp.pipe_names:
+        raise AnalyzeError(f"{model} has no chiasmus_finder (its components: {nlp.pipe_names}).")
+    if lang is not None and lang != nlp.lang:
+        raise AnalyzeError(f"{model} is a '{nlp.lang}' pipeline, not '{lang}'.")
+    finder = nlp.get_pipe("chiasmus_finder")
+    needs_pos = finder.model.attrs.get("needs_pos", True)
+    if not needs_pos or _has_pos_and_lemmas(nlp) or nlp.lang not in LANGUAGE_MODELS:
+        return nlp
+    analyzer = build_analyzer(check_language(nlp.lang), {f"chiasmus-{nlp.lang}": model})
+    if "chiasmus_finder" not in analyzer.nlp.pipe_names or not _has_pos_and_lemmas(analyzer.nlp):
+        base = LANGUAGE_MODELS[nlp.lang].get("base", f"base-{nlp.lang}")
+        raise AnalyzeError(
+            f"{model} holds only a chiasmus_finder, which needs POS and lemmas, and the base "
+            f"pipeline {base} is not available: {build_hint(base)}."
+        )
+    return analyzer.nlp

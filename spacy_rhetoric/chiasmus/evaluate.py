@@ -613,7 +613,7 @@ def evaluate_english(
     RETURNS (Dict[str, Any]): AP on test per treatment of the other categories.
     """
     settings = settings or settings_from_config()
-    nlp = spacy.load(tagger) if tagger is not None else spacy.blank("en")
+    nlp = spacy.load(str(tagger)) if tagger is not None else spacy.blank("en")
     data = english_examples(Path(data_dir), nlp)
     results: Dict[str, Any] = {
         "dataset": "chiasmus-en",
@@ -852,7 +852,7 @@ def evaluate_english_mb(
     from .component import build_chiasmus_suggester
 
     settings = settings or settings_from_config()
-    nlp = spacy.load(tagger) if tagger is not None else spacy.blank("en")
+    nlp = spacy.load(str(tagger)) if tagger is not None else spacy.blank("en")
     conversion = convert("chiasmus-en", Path(data_dir), vocab=nlp.vocab)
     references = conversion.splits[MB_POSITIVE_SPLIT] + conversion.splits[MB_NEGATIVE_SPLIT]
     is_positive = numpy.asarray(

@@ -15,20 +15,30 @@ chiasmus_app = noun_app("chiasmus", "Chiasmus: find and rank chiasmi in a text, 
 @chiasmus_app.command("find")
 def chiasmus_find_cli(
     file: Path = Arg(..., help="A UTF-8 text file", exists=True, dir_okay=False),
-    model: Path = Opt(..., "--model", "-m", help="A pipeline with a trained chiasmus_finder"),
+    lang: Optional[str] = Opt(
+        None, "--lang", "-l", help="la, de or en: its base pipeline and chiasmus model or rules"
+    ),
+    model: Optional[Path] = Opt(
+        None, "--model", "-m", help="A pipeline with a chiasmus_finder (chained behind its base)"
+    ),
     top: int = Opt(20, "--top", "-n", help="How many candidates to show (0: all)"),
     context: int = Opt(5, "--context", help="Tokens of context on either side"),
     as_json: bool = Opt(False, "--json", help="Print JSON"),
     output: Optional[Path] = Opt(None, "--output", "-o", help="Also write the JSON here"),
 ):
     """Find chiasmi in a text and print the candidates ranked by score, with context
-    (the supporting words in brackets, followed by their roles)."""
-    import spacy
-
+    (the supporting words in brackets, followed by their roles). With --lang, the
+    language's base pipeline runs with its chiasmus model, or the hand-weighted rules;
+    a --model that holds only the finder is chained behind its base pipeline."""
+    from ..analysis.pipelines import AnalyzeError, chiasmus_pipeline
     from ..chiasmus.find import find_in_text
+    from ..textio import InputError, read_text
 
-    nlp = spacy.load(model)
-    text = file.read_text(encoding="utf8")
+    try:
+        nlp = chiasmus_pipeline(lang, model)
+        text = read_text(file)
+    except (AnalyzeError, InputError) as err:
+        msg.fail(str(err), exits=1)
     start = time.perf_counter()
     try:
         found = find_in_text(
