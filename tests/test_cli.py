@@ -121,3 +121,26 @@ def test_raw_text_jsonl(tmp_path):
     result = runner.invoke(app, ["corpus", "raw-text", str(source), str(output)])
     assert result.exit_code == 0, result.output
     assert list(srsly.read_jsonl(output)) == [{"text": "in noua fert animus mutatas dicere formas"}]
+
+
+def test_redirected_output_is_plain(tmp_path):
+    """No ANSI colour codes or progress bars when stdout/stderr are not terminals, and
+    plain --help without type tags on flags."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "ANSI_COLORS_DISABLED"}
+    env["XDG_CACHE_HOME"] = str(tmp_path)
+    missing = tmp_path / "missing.txt"
+    for args in (["models", "list"], ["analyze", str(missing), "--lang", "en"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "spacy_rhetoric", *args],
+            capture_output=True, text=True, env=env, timeout=300,
+        )  # fmt: skip
+        assert "\x1b[" not in done.stdout + done.stderr, args
+        assert "Traceback" not in done.stderr
+    done = subprocess.run(
+        [sys.executable, "-m", "spacy_rhetoric", "chiasmus", "find", "--help"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert "--json" in done.stdout and "<bool>" not in done.stdout and "╭" not in done.stdout

@@ -38,6 +38,21 @@ def no_models(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("SPACY_RHETORIC_MODELS", raising=False)
     monkeypatch.setattr("spacy_rhetoric.models.PACKAGE_MODELS", tmp_path / "package")
+    monkeypatch.setattr("spacy_rhetoric.models.installed_path", lambda spec: None)
+
+
+@pytest.fixture
+def fresh_install(monkeypatch):
+    """Only the models a fresh install has: the spaCy packages requirements.txt installs
+    (no --model, no $SPACY_RHETORIC_MODELS, nothing built into the cache)."""
+    from spacy_rhetoric import models
+
+    every = models.candidates
+
+    def installed_only(name, explicit=None):
+        return ((s, p) for s, p in every(name, explicit) if s == "installed")
+
+    monkeypatch.setattr(models, "candidates", installed_only)
 
 
 def dump_dom(page, profile) -> str:
@@ -111,3 +126,30 @@ def test_analysis_report_renders_and_sorts_in_chromium(tmp_path, no_models, reco
     screenshot(page, tmp_path / "profile", png, height=3200)
     record_property("screenshot", str(png))
     print(f"report screenshot: {png}")
+
+
+@needs_chromium
+def test_fresh_install_demo_shows_predictions(tmp_path, fresh_install, record_property):
+    """The README's quick start on a fresh machine: the shipped packages (base-de,
+    base-en, parallelism-la) and the chiasmus rules give predicted findings."""
+    page = tmp_path / "demo.html"
+    list(run_demo(page))
+    dom = dump_dom(page, tmp_path / "profile")
+    rows = re.findall(r'<tr class="finding (\w+)"><td>\w+</td><td>([^<]+)</td>', dom)
+    predicted = {(kind, doc) for kind, doc in rows if "(gold)" not in doc}
+    # parallelisms predicted by the shipped Latin head (not the five gold ones)
+    assert ("parallelism", "la_augustine_sermo (predicted)") in predicted
+    # antimetaboles ranked by the rules on the shipped English tagger's lemmas
+    assert ("chiasmus", "en_shakespeare_johnson.txt") in predicted
+    chiasmus = dom[dom.index('class="chiasmus-render"') :]
+    assert "Fair" in chiasmus and re.search(r"C\d+ antimetabole 0\.\d\d", chiasmus)
+    # the displacement histogram of the shipped German and English parsers
+    assert '<svg class="histogram"' in dom
+    counts = [int(c) for c in re.findall(r'data-count="(\d+)"', dom)]
+    assert sum(counts) > 100
+    # the components table names the installed packages and their licences
+    assert "installed; licence CC BY-SA 4.0 (UD English-EWT)" in dom
+    assert "installed; licence CC BY-SA 4.0 (ASP)" in dom
+    png = tmp_path / "fresh.png"
+    screenshot(page, tmp_path / "profile", png, height=3200)
+    record_property("screenshot", str(png))

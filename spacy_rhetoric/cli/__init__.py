@@ -4,7 +4,7 @@
 imported here. The library never imports this package.
 """
 
-from ._util import app
+from ._util import app, plain_output
 from .analyze import analyze_cli  # noqa: F401
 from .chiasmus import chiasmus_evaluate_cli, chiasmus_find_cli  # noqa: F401
 from .corpus import corpus_convert_cli, corpus_run_cli, corpus_stats_cli  # noqa: F401
@@ -18,4 +18,5 @@ from .treebank import treebank_edv_cli, treebank_study_cli  # noqa: F401
 
 def main() -> None:
     """The console script's entry point."""
+    plain_output()
     app()

@@ -20,6 +20,8 @@ app = typer.Typer(
     help="spaCy components and tools for computational rhetoric and philology.",
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode=None,  # plain help: no boxes, no type tags on flags
+    pretty_exceptions_enable=False,
 )
 Arg = typer.Argument
 Opt = typer.Option
@@ -35,7 +37,7 @@ def noun_app(name: str, help: str) -> typer.Typer:
     help (str): one line for ``--help``.
     RETURNS (typer.Typer): the sub-app whose ``command`` decorator registers its verbs.
     """
-    sub = typer.Typer(name=name, help=help, no_args_is_help=True)
+    sub = typer.Typer(name=name, help=help, no_args_is_help=True, rich_markup_mode=None)
     app.add_typer(sub, name=name)
     return sub
 
@@ -63,6 +65,23 @@ def set_torch_threads() -> None:
         torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     except ImportError:
         pass
+
+
+def on_terminal() -> bool:
+    """RETURNS (bool): whether progress bars may be drawn (standard error is a terminal)."""
+    return sys.stderr.isatty()
+
+
+def plain_output() -> None:
+    """No ANSI colour codes where standard output or error is not a terminal (wasabi's
+    printers decide at creation; the environment variable reaches those created later
+    and subprocesses)."""
+    if sys.stdout.isatty() and sys.stderr.isatty():
+        return
+    import wasabi
+
+    os.environ["ANSI_COLORS_DISABLED"] = "1"
+    wasabi.msg.show_color = False
 
 
 def stderr(text: str) -> None:

@@ -6,11 +6,9 @@ from pathlib import Path
 from typing import List, Optional
 
 import srsly
-from wasabi import Printer
+from wasabi import msg
 
 from ._util import MODELS_OPTION, Arg, Opt, app, explicit_models, stderr
-
-msg = Printer()
 
 
 @app.command("analyze")

@@ -7,7 +7,7 @@ from typing import Any, Dict, Optional
 
 from wasabi import msg
 
-from ._util import Arg, Opt, emit_json, noun_app
+from ._util import Arg, Opt, emit_json, noun_app, on_terminal
 
 chiasmus_app = noun_app("chiasmus", "Chiasmus: find and rank chiasmi in a text, evaluate scorers.")
 
@@ -42,7 +42,7 @@ def chiasmus_find_cli(
     start = time.perf_counter()
     try:
         found = find_in_text(
-            nlp, text, top=top, context=context, progress=not as_json and len(text) > 20000
+            nlp, text, top=top, context=context, progress=on_terminal() and len(text) > 20000
         )
     except ValueError as err:
         msg.fail(str(err), exits=1)

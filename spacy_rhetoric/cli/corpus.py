@@ -10,7 +10,7 @@ from typing import List, Optional
 import srsly
 from wasabi import msg
 
-from ._util import DATA_ENV, Arg, Opt, emit_json, noun_app
+from ._util import DATA_ENV, Arg, Opt, emit_json, noun_app, on_terminal
 
 corpus_app = noun_app(
     "corpus",
@@ -131,7 +131,9 @@ def corpus_run_cli(
         docbin=not no_docbin,
         jsonl=not no_jsonl,
     )
-    with tqdm(total=len(paths), unit="file", disable=as_json, file=sys.stderr) as bar:
+    with tqdm(
+        total=len(paths), unit="file", disable=as_json or not on_terminal(), file=sys.stderr
+    ) as bar:
         try:
             manifest = run_corpus(
                 paths,

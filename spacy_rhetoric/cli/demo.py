@@ -3,11 +3,9 @@
 from pathlib import Path
 from typing import List, Optional
 
-from wasabi import Printer
+from wasabi import msg
 
 from ._util import MODELS_OPTION, Opt, app, explicit_models
-
-msg = Printer()
 
 
 @app.command("demo")

@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 import typer
 
-from ._util import Arg, Opt, emit_json, noun_app, set_torch_threads
+from ._util import Arg, Opt, emit_json, noun_app, on_terminal, set_torch_threads
 
 intertext_app = noun_app(
     "intertext", "Intertextuality: index source texts, link query texts to them, evaluate."
@@ -84,7 +84,7 @@ def intertext_index_cli(
         dense=not no_dense,
         batch_size=batch_size,
         max_seq_length=max_seq_length,
-        progress=True,
+        progress=on_terminal(),
     )
     index.to_disk(output)
     seconds = time.perf_counter() - start
@@ -153,7 +153,10 @@ def intertext_match_cli(
     rows: List[Dict] = []
     start = time.perf_counter()
     with tqdm(
-        total=len(segments), desc="match", unit="seg", disable=len(segments) < batch_size
+        total=len(segments),
+        desc="match",
+        unit="seg",
+        disable=len(segments) < batch_size or not on_terminal(),
     ) as bar:
         for b in range(0, len(segments), batch_size):
             batch = segments[b : b + batch_size]

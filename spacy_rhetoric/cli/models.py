@@ -7,12 +7,9 @@ from pathlib import Path
 from typing import List, Optional
 
 import srsly
-from wasabi import Printer
+from wasabi import msg
 
 from ._util import DATA_ENV, Arg, Opt, explicit_models, noun_app
-
-msg = Printer()
-
 
 models_app = noun_app(
     "models",
