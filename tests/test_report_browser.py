@@ -105,10 +105,11 @@ def test_analysis_report_renders_and_sorts_in_chromium(tmp_path, no_models, reco
     dom = dump_dom(page, tmp_path / "profile")
     # parallelism spans (gold Latin) and chiasmus spans with their supporting words
     assert 'class="parallelism-render"' in dom and "P5 synchystic" in dom
-    chiasmus = dom[dom.index('class="chiasmus-render"') :]
-    assert re.search(r"C1 (chiasmus|antimetabole) 0\.\d\d", chiasmus)
-    labels = set(re.findall(r">\s*(C1 [AB]'?)\s*</span>", chiasmus))
-    assert labels == {"C1 A", "C1 B", "C1 B'", "C1 A'"}  # the supporting words, marked
+    chiasmus = dom[dom.rindex('class="chiasmus-render"') :]  # love.txt, the last document
+    first = chiasmus[: chiasmus.index("</p>")]
+    assert re.search(r"C1 (chiasmus|antimetabole) 0\.\d\d", first)
+    roles = re.findall(r'<mark class="role role-[ab]">(\w+)<sup>([AB]\'?)</sup></mark>', first)
+    assert [role for _, role in roles] == ["A", "B", "B'", "A'"]  # the supporting words
     # the histogram of the chain parse: 18 edges of displacement +1
     assert re.search(r'<svg class="histogram"', dom)
     assert 'data-displacement="1" data-count="18"' in dom
@@ -142,7 +143,7 @@ def test_fresh_install_demo_shows_predictions(tmp_path, fresh_install, record_pr
     # antimetaboles ranked by the rules on the shipped English tagger's lemmas
     assert ("chiasmus", "en_shakespeare_johnson.txt") in predicted
     chiasmus = dom[dom.index('class="chiasmus-render"') :]
-    assert "Fair" in chiasmus and re.search(r"C\d+ antimetabole 0\.\d\d", chiasmus)
+    assert "Fair<sup>A</sup>" in chiasmus and re.search(r"C\d+ antimetabole \d\.\d\d", chiasmus)
     # the displacement histogram of the shipped German and English parsers
     assert '<svg class="histogram"' in dom
     counts = [int(c) for c in re.findall(r'data-count="(\d+)"', dom)]
@@ -152,4 +153,46 @@ def test_fresh_install_demo_shows_predictions(tmp_path, fresh_install, record_pr
     assert "installed; licence CC BY-SA 4.0 (ASP)" in dom
     png = tmp_path / "fresh.png"
     screenshot(page, tmp_path / "profile", png, height=3200)
+    record_property("screenshot", str(png))
+
+
+# counts the pairs of chiasmus labels and role marks whose boxes overlap
+COUNT_OVERLAPS = """<script>
+var boxes = Array.from(document.querySelectorAll('.chiasmus-label, mark.role sup'))
+  .map(function (e) { return e.getBoundingClientRect(); });
+var overlaps = 0;
+for (var i = 0; i < boxes.length; i++) for (var j = i + 1; j < boxes.length; j++) {
+  var a = boxes[i], b = boxes[j];
+  if (a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5) overlaps++;
+}
+document.body.setAttribute('data-boxes', boxes.length);
+document.body.setAttribute('data-overlaps', overlaps);
+</script></body>"""
+
+
+@needs_chromium
+def test_twenty_chiasmi_in_a_paragraph_stay_readable(tmp_path, no_models, record_property):
+    """A paragraph with 20 antimetaboles (found by the rules on a blank pipeline): one
+    line each, and no label overlaps another in the browser's layout."""
+    words = (
+        "red blue green gold dark light old new tall short hot cold wet dry rich poor slow "
+        "fast sweet sour loud soft bright dull war peace love hate day night sun moon king "
+        "queen gain loss truth lies art life"
+    ).split()
+    phrases = [f"{a} is {b}, and {b} is {a}" for a, b in zip(words[::2], words[1::2])]
+    assert len(phrases) == 20
+    text = tmp_path / "twenty.txt"
+    text.write_text("; ".join(phrases) + ".\n", encoding="utf8")
+    analysis = analyze_files(build_analyzer("en"), [text])
+    page = tmp_path / "twenty.html"
+    html = analysis_page(analysis, "Twenty chiasmi")
+    page.write_text(html.replace("</body>", COUNT_OVERLAPS), encoding="utf8")
+    dom = dump_dom(page, tmp_path / "profile")
+    lines = dom.count('class="chiasmus-line"')
+    assert lines >= 20
+    boxes = int(re.search(r'data-boxes="(\d+)"', dom).group(1))
+    assert boxes == 5 * lines  # a label and four role marks per chiasmus
+    assert re.search(r'data-overlaps="(\d+)"', dom).group(1) == "0"
+    png = tmp_path / "twenty.png"
+    screenshot(page, tmp_path / "profile", png, height=2400)
     record_property("screenshot", str(png))

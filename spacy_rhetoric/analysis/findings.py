@@ -7,7 +7,6 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from spacy.tokens import Doc
 
-from ..chiasmus.render import ROLE_COLORS, chiasmus_render_data
 from ..corpora.parallelisms import DEFAULT_SPANS_KEY as PARALLELISM_KEY
 from ..corpora.parallelisms import get_parallelisms
 from ..intertext.component import get_intertext_links
@@ -16,6 +15,7 @@ from ..parallelism.render import PALETTE
 
 DEFAULT_MAX_DISPLACEMENT = 10  # the report's histogram: [-10, 10], longer edges clipped
 MAX_RENDERED_TOKENS = 20000  # per document: the renderings stop after this many tokens
+CHIASMUS_CONTEXT = 6  # tokens of context on either side of a rendered chiasmus
 
 
 @dataclass
@@ -296,21 +296,33 @@ def parallelism_view(doc: Doc, first: int = 1) -> Dict[str, Any]:
     return {"text": doc.text, "tokens": [t.text for t in doc], "spans": spans, "colors": colors}
 
 
-def chiasmus_view(doc: Doc, first: int = 1) -> Dict[str, Any]:
-    """displaCy "span" data of a chunk's chiasmi, numbered from ``first`` on (as in the
-    findings table): the A..A' span and its supporting words A, B, B', A'.
+def chiasmus_view(doc: Doc, first: int = 1, context: int = CHIASMUS_CONTEXT) -> List[Dict]:
+    """One line per chiasmus of a chunk, numbered from ``first`` on (as in the findings
+    table): its label, the words A..A' with the supporting ones marked by role, and up
+    to ``context`` tokens on either side. Lines, not one displaCy rendering of the
+    paragraph: with many chiasmi the labels of overlapping spans would overlap too.
 
-    RETURNS (Dict[str, Any]): {"text", "tokens", "spans", "colors"}.
+    RETURNS (List[Dict]): per chiasmus {"label", "left", "parts", "right"}; a part is
+        {"text", "role"} (role None for unmarked words; text includes its whitespace).
     """
-    data = chiasmus_render_data(doc)
-    colors = {}
-    for span in data["spans"]:
-        number, _, rest = span["label"].partition(" ")
-        n = int(number[1:]) + first - 1
-        span["label"] = f"C{n} {rest}"
-        role = rest.rstrip("'")
-        colors[span["label"]] = ROLE_COLORS.get(role, PALETTE[(n + 2) % len(PALETTE)])
-    return {**data, "colors": colors}
+    lines = []
+    group = doc.spans["chiasmus"] if "chiasmus" in doc.spans else []
+    for n, span in enumerate(group, start=first):
+        score = span._.chiasmus_score
+        roles = {word.start: word.label_ for word in span._.chiasmus_support}
+        left = doc[max(0, span.start - context) : span.start]
+        right = doc[span.end : span.end + context]
+        lines.append(
+            {
+                "label": f"C{n} {span.label_}" + (f" {score:.2f}" if score is not None else ""),
+                "left": ("… " if left.start > 0 else "") + left.text_with_ws,
+                "parts": [
+                    {"text": token.text_with_ws, "role": roles.get(token.i)} for token in span
+                ],
+                "right": right.text + (" …" if right.end < len(doc) else ""),
+            }
+        )
+    return lines
 
 
 def intertext_view(doc: Doc) -> Dict[str, Any]:
