@@ -307,7 +307,7 @@ def test_analyze_files_and_report(models_dir, no_models, tmp_path):
         "<h2>Components</h2>", "<h2>Documents</h2>", "id='findings'", "table class='sortable",
         "<svg class='histogram'", "data-displacement='1' data-count='18'",
         "class='chiasmus-render'",
-        "<script>", "C1 A", "not run",
+        "<script>", "C1 antimetabole", "<sup>A</sup>", "not run",
     ):  # fmt: skip
         assert marker in page, marker
     assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")

@@ -163,7 +163,9 @@ var boxes = Array.from(document.querySelectorAll('.chiasmus-label, mark.role sup
 var overlaps = 0;
 for (var i = 0; i < boxes.length; i++) for (var j = i + 1; j < boxes.length; j++) {
   var a = boxes[i], b = boxes[j];
-  if (a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5) overlaps++;
+  var apart = a.right - 0.5 <= b.left || b.right - 0.5 <= a.left
+    || a.bottom - 0.5 <= b.top || b.bottom - 0.5 <= a.top;
+  if (!apart) overlaps++;
 }
 document.body.setAttribute('data-boxes', boxes.length);
 document.body.setAttribute('data-overlaps', overlaps);
