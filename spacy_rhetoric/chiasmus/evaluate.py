@@ -66,12 +66,14 @@ from ..corpora.util import gold_tokens_doc
 from ..logistic import LogisticRegression, f1_threshold
 from .component import (
     ChiasmusFinder,
+    ChiasmusSuggester,
     build_chiasmus_suggester,
     build_chiasmus_suggester_v2,
     gold_candidates,
 )
 from .features import candidate_features, encoder_e_features, feature_names
 from .metrics import average_precision
+from .negatives import running_text, sample_inversions
 from .rules import rule_scores
 
 GERMAN_FULL = ("a", "c", "fa", "fc")
@@ -120,6 +122,7 @@ def settings_from_config(path: Optional[Path] = None) -> Dict[str, Any]:
         "learn_rate": training["optimizer"]["learn_rate"],
         "L2": training["optimizer"]["L2"],
         "L2_is_weight_decay": training["optimizer"].get("L2_is_weight_decay", True),
+        "suggester": dict(config["components"]["chiasmus_finder"].get("suggester", {})),
         "model": {
             "@architectures": model["@architectures"],
             **{key: model[key] for key in MODEL_SETTINGS if key in model},
@@ -170,12 +173,15 @@ def _component_config(settings: Dict[str, Any], positive: Sequence[str], ignored
     if model["@architectures"] == SCORER_V1:
         for name in ("encoder", "encoder_layers"):
             model.pop(name, None)
-    return {
+    config = {
         "model": model,
         "positive_labels": list(positive),
         "ignored_labels": list(ignored),
         "training_candidates": "annotated",
     }
+    if settings.get("suggester"):  # the training config's (prediction-time) suggester
+        config["suggester"] = dict(settings["suggester"])
+    return config
 
 
 def train_finder(
@@ -454,9 +460,16 @@ def cross_validate(
     folds: Optional[Sequence[int]] = None,
     progress: Optional[Callable[[str], None]] = None,
     seeds: Optional[Sequence[int]] = None,
+    negatives: Sequence[Example] = (),
 ) -> Dict[str, Any]:
     """Stratified k-fold cross-validation of the finder on annotated candidates,
     repeated over fold seeds, with the plain D+L logistic regression on the same folds.
+
+    With ``negatives`` (random inversions, see ``negatives.sample_inversions``), they are
+    split into the same folds: every training part holds its share, and each test fold
+    is scored twice, over the annotated candidates alone (``ap_*``, as without them) and
+    over the annotated candidates plus the fold's random ones (``with_random``, the
+    protocol of Schneider et al.).
 
     examples (Sequence[Example]): one annotated candidate per example.
     lang (str): the language of the blank pipeline the finder is trained in.
@@ -470,24 +483,29 @@ def cross_validate(
     progress (Optional[Callable[[str], None]]): called with a line per fold.
     seeds (Optional[Sequence[int]]): fold seeds of a repeated CV (default: [seed]); each
         seeds both its fold assignment and the training.
+    negatives (Sequence[Example]): random inversions added as negatives.
     RETURNS (Dict[str, Any]): per-fold AP, mean and sample standard deviation over all
         folds, per-seed means, the layers chosen per fold, the baseline, counts.
     """
     settings = settings or settings_from_config()
     seeds = list(seeds) if seeds is not None else [seed]
     kept = [eg for eg, (_, label) in zip(examples, _annotated(examples)) if label not in removed]
+    n_annotated = len(kept)
+    kept = kept + list(negatives)
     labels = [label for _, label in _annotated(kept)]
     is_positive = numpy.asarray([label in positive for label in labels], dtype=bool)
+    annotated = numpy.arange(len(kept)) < n_annotated
     groups = settings["model"]["feature_groups"]
     encoder = settings["model"].get("encoder") if _uses_encoder(settings) else None
     table = FeatureTable(kept, groups, encoder, _grid_layers(settings) if encoder else ())
     baseline_X = table.matrix(["D", "L"])
     rules = rank_rules(kept)
-    masks = suggested(kept)
+    masks = {name: mask & annotated for name, mask in suggested(kept).items()}
     nlp = spacy.blank(lang)
     aps: List[float] = []
     baseline: List[float] = []
     rule_aps: List[float] = []
+    with_random: Dict[str, List[float]] = {"ours": [], "baseline": [], "rules": []}
     found_aps: Dict[str, List[float]] = {f"{m}_{n}": [] for m in ("ours", "rules") for n in masks}
     details: List[Dict[str, Any]] = []
     for fold_seed in seeds:
@@ -502,18 +520,30 @@ def cross_validate(
             train = [kept[i] for i in rows]
             test = [kept[i] for i in test_rows]
             finder = train_finder(nlp, train, fold_settings, positive, seed=fold_seed)
-            truth = is_positive[test_rows]
-            scores = rank_annotated(finder, test)
+            all_scores = rank_annotated(finder, test)
+            predict = fit_logistic(
+                baseline_X[rows], is_positive[rows], settings.get("baseline_C", 1.0)
+            )
+            all_baseline = predict(baseline_X[test_rows])
+            if negatives:
+                everything = is_positive[test_rows]
+                for name, values in (
+                    ("ours", all_scores),
+                    ("baseline", all_baseline),
+                    ("rules", rules[test_rows]),
+                ):
+                    with_random[name].append(average_precision(values, everything))
+            # the annotated candidates of the fold alone
+            own = annotated[test_rows]
+            test_rows = test_rows[own]
+            scores, truth = all_scores[own], is_positive[test_rows]
             aps.append(average_precision(scores, truth))
             rule_aps.append(average_precision(rules[test_rows], truth))
             fold_masks = {name: mask[test_rows] for name, mask in masks.items()}
             for model, model_scores in (("ours", scores), ("rules", rules[test_rows])):
                 for name, ap in suggested_aps(model_scores, truth, fold_masks).items():
                     found_aps[f"{model}_{name}"].append(ap)
-            predict = fit_logistic(
-                baseline_X[rows], is_positive[rows], settings.get("baseline_C", 1.0)
-            )
-            baseline.append(average_precision(predict(baseline_X[test_rows]), truth))
+            baseline.append(average_precision(all_baseline[own], truth))
             details.append({"seed": fold_seed, "fold": fold, "ap": aps[-1], **chosen})
             if progress is not None:
                 layers = f", layers {chosen['encoder_layers']}" if chosen else ""
@@ -526,8 +556,9 @@ def cross_validate(
     return {
         "positive_labels": list(positive),
         "removed_labels": list(removed),
-        "n_candidates": len(kept),
+        "n_candidates": n_annotated,
         "n_positive": int(is_positive.sum()),
+        "n_random_negatives": len(negatives),
         "n_folds": n_folds,
         "seed": seeds[0],
         "seeds": seeds,
@@ -538,13 +569,53 @@ def cross_validate(
         "folds": details,
         "baseline_dl_logreg": _summary(baseline),
         "rules": _summary(rule_aps),
-        "rules_ap_all": average_precision(rules, is_positive),
+        "rules_ap_all": average_precision(rules[annotated], is_positive[annotated]),
+        "with_random": (
+            {name: _summary(values) for name, values in with_random.items()} if negatives else None
+        ),
         "suggested": {
             "n_positive_suggested": {n: int((m & is_positive).sum()) for n, m in masks.items()},
             "n_suggested": {n: int(m.sum()) for n, m in masks.items()},
             **{key: _summary(values) for key, values in found_aps.items()},
         },
     }
+
+
+# German running text of the UD mirror: random inversions are sampled from GSD and the
+# first half of LIT; the second half of LIT stays unseen (the running-text check).
+GERMAN_SAMPLED = ("UD_German-GSD/de_gsd-ud-dev.conllu", "UD_German-GSD/de_gsd-ud-test.conllu")
+GERMAN_LIT = "UD_German-LIT/de_lit-ud-test.conllu"
+
+
+def german_running_text(ud_dir: Path, vocab) -> Tuple[List[Doc], List[Doc]]:
+    """German treebank text in docs of 10 consecutive sentences (gold POS and lemmas).
+
+    ud_dir (Path): the UD folder of the data mirror.
+    RETURNS (Tuple[List[Doc], List[Doc]]): the docs random inversions are sampled from
+        (GSD dev and test, the first half of LIT) and the held-out docs (the rest of LIT).
+    """
+    missing = [name for name in (*GERMAN_SAMPLED, GERMAN_LIT) if not (ud_dir / name).is_file()]
+    if missing:
+        raise ValueError(f"German running text: {', '.join(missing)} not found in {ud_dir}")
+    sampled = running_text([ud_dir / name for name in GERMAN_SAMPLED], vocab)
+    lit = running_text([ud_dir / GERMAN_LIT], vocab)
+    half = len(lit) // 2
+    return sampled + lit[:half], lit[half:]
+
+
+def config_suggester(settings: Dict[str, Any]) -> ChiasmusSuggester:
+    """The suggester of the training config's pipeline (the one prediction uses)."""
+    block = settings.get("suggester") or {"@misc": "spacy-rhetoric.chiasmus_suggester.v2"}
+    return spacy.util.registry.resolve({"suggester": block})["suggester"]
+
+
+def german_negatives(
+    ud_dir: Path, settings: Dict[str, Any], n: int = 4000, seed: int = 0
+) -> List[Example]:
+    """``n`` random inversions of German running text (see ``german_running_text``),
+    proposed by the config's suggester on gold POS and lemmas, as negatives."""
+    sampled, _ = german_running_text(Path(ud_dir), spacy.blank("de").vocab)
+    return sample_inversions(sampled, config_suggester(settings).suggest, n, seed)
 
 
 def evaluate_german(
@@ -554,16 +625,25 @@ def evaluate_german(
     seed: int = 0,
     progress: Optional[Callable[[str], None]] = None,
     seeds: Optional[Sequence[int]] = None,
+    negatives_dir: Optional[Path] = None,
+    n_negatives: int = 4000,
 ) -> Dict[str, Any]:
     """The German protocol: "full" and "fp_removed" cross-validation.
 
     data_dir (Path): the German chiasmus data (a directory or the JSON file).
     seeds (Optional[Sequence[int]]): fold seeds of a repeated CV (default: [seed]).
+    negatives_dir (Optional[Path]): the UD folder of the mirror: add ``n_negatives``
+        random inversions of German running text as negatives (``german_negatives``).
     RETURNS (Dict[str, Any]): the results of both settings and the settings used.
     """
     settings = settings or settings_from_config()
     nlp = spacy.blank("de")
     examples = german_examples(Path(data_dir), nlp)
+    negatives: List[Example] = []
+    if negatives_dir is not None:
+        negatives = german_negatives(Path(negatives_dir), settings, n_negatives, seed)
+        if progress is not None:
+            progress(f"{len(negatives)} random inversions from {negatives_dir} as negatives")
     results: Dict[str, Any] = {"dataset": "chiasmus-de", "data": str(data_dir)}
     for name, positive, removed in (
         ("full", GERMAN_FULL, ()),
@@ -572,8 +652,9 @@ def evaluate_german(
         if progress is not None:
             progress(f"German, {name}: positives {', '.join(positive)}")
         results[name] = cross_validate(
-            examples, "de", positive, removed, settings, n_folds, seed, None, progress, seeds
-        )
+            examples, "de", positive, removed, settings, n_folds, seed, None, progress, seeds,
+            negatives,
+        )  # fmt: skip
     results["settings"] = settings
     return results
 

@@ -89,6 +89,13 @@ def chiasmus_evaluate_cli(
         help="Training config whose scorer settings the protocol uses "
         "(default: configs/chiasmus/de.cfg)",
     ),
+    negatives: Optional[Path] = Opt(
+        None,
+        "--negatives",
+        help="de: the mirror's UD folder; random inversions of German running text "
+        "(GSD, half of LIT) join the folds as negatives",
+    ),
+    n_negatives: int = Opt(4000, "--n-negatives", help="de: how many random inversions"),
     as_json: bool = Opt(False, "--json", help="Print JSON"),
 ):
     """Run a chiasmus evaluation protocol and report average precision.
@@ -125,7 +132,9 @@ def chiasmus_evaluate_cli(
 
     def run(changed: Dict[str, Any]) -> Dict[str, Any]:
         if language == "de":
-            return evaluate_german(data_dir, changed, n_folds, seed, progress, fold_seeds)
+            return evaluate_german(
+                data_dir, changed, n_folds, seed, progress, fold_seeds, negatives, n_negatives
+            )
         if language == "en-mb":
             return evaluate_english_mb(
                 data_dir, tagger, changed, n_folds, fold_seeds or [seed], progress
@@ -143,9 +152,16 @@ def chiasmus_evaluate_cli(
     results["seconds"] = time.perf_counter() - start
     if emit_json(results, output, as_json):
         return
+    pm = lambda x: f"{x['ap_mean']:.3f} ± {x['ap_sd']:.3f}"  # noqa: E731
+    if language == "de" and negatives is not None:
+        rows = [
+            (name, pm(results[name]["with_random"][model]))
+            for name in ("full", "fp_removed")
+            for model in ("ours", "baseline", "rules")
+        ]
+        msg.table(rows, header=("with random negatives", "AP"), divider=True)
     if language in ("de", "en-mb"):
         names = ("full", "fp_removed") if language == "de" else ("salient_vs_non",)
-        pm = lambda x: f"{x['ap_mean']:.3f} ± {x['ap_sd']:.3f}"  # noqa: E731
         rows = [
             (name, pm(results[name]), pm(results[name]["baseline_dl_logreg"]))
             + ((pm(results[name]["rules"]),) if "rules" in results[name] else ("–",))
