@@ -25,6 +25,7 @@ import spacy_rhetoric
 from spacy_rhetoric import set_parallelisms
 from spacy_rhetoric.cli import app
 from spacy_rhetoric.scale import (
+    ChunksFailed,
     PipelineSpec,
     RunSettings,
     load_pipeline,
@@ -494,10 +495,11 @@ def test_resume_keeps_finished_chunks_and_redoes_the_rest(tmp_path):
         path.unlink()
     (out / "shard-00004.jsonl.tmp").write_text('{"file": "half', encoding="utf8")
     (out / "manifest.json").unlink()
+    (out / "manifest.json.tmp").write_text("{", encoding="utf8")
     kept = {path.name: path.stat() for path in out.glob("shard-0000[05]*")}
     manifest = blank_run(files, out, shard_size=2, resume=True)
     assert (manifest["chunks_resumed"], manifest["chunks_processed"]) == (2, 4)
-    assert [chunk["resumed"] for chunk in manifest["chunks"]] == [1, 0, 0, 0, 0, 1]
+    assert [chunk["resumed"] for chunk in manifest["chunks"]] == [True] + [False] * 4 + [True]
     assert [chunk["chunk"] for chunk in manifest["chunks"]] == list(range(6))
     assert_same_output(out, manifest, tmp_path / "full", full)
     written = srsly.read_json(out / "manifest.json")
@@ -593,6 +595,20 @@ def test_cli_resume_after_sigkill(tmp_path):
     ]
 
 
+def test_chunks_failed_names_the_chunks_and_resume():
+    failures = {7: OSError("disk\nfull"), 3: ValueError("x"), 1: ValueError("x")}
+    failures.update({i: RuntimeError("y") for i in range(10, 17)})
+    err = ChunksFailed(failures, 20)
+    assert list(err.failures) == [1, 3, 7, *range(10, 17)]
+    assert "\n" not in str(err)
+    assert str(err).startswith(
+        "10 of 20 chunks failed (chunks 1, 3: ValueError: x; chunk 7: OSError: disk full; "
+        "chunks 10, 11, 12, 13, 14 and 2 more: RuntimeError: y). The other chunks' shards "
+        "are complete"
+    )
+    assert str(err).endswith("with --resume to process only the chunks that are missing.")
+
+
 needs_distributed = pytest.mark.skipif(
     importlib.util.find_spec("distributed") is None,
     reason="dask.distributed not installed: pip install 'spacy_rhetoric[cluster]'",
@@ -634,11 +650,13 @@ def test_dask_chunk_killing_its_workers_fails_clearly_then_resumes(tmp_path):
     assert result.exit_code == 1, result.output
     output = " ".join(result.output.split())  # wasabi wraps the line to the terminal
     assert "Traceback" not in output
-    assert re.search(r"\d of 4 chunks failed \(chunks? (\d, )*2\b.*: KilledWorker", output)
     assert "run the same command with --resume" in output
-    assert not (out / "shard-00002.done.json").exists()
-    finished = sorted(out.glob("*.done.json"))
-    assert finished and len(finished) < 4
+    # chunk 2, and the chunks waiting on the same worker (allowed failures: 0)
+    named = re.findall(r"chunks? ((?:\d+, )*\d+): KilledWorker", output)
+    failed = {int(index) for group in named for index in group.split(", ")}
+    assert 2 in failed and f"{len(failed)} of 4 chunks failed" in output
+    finished = [index for index in range(4) if (out / f"shard-0000{index}.done.json").exists()]
+    assert finished == [index for index in range(4) if index not in failed]
     release.touch()
     result = CliRunner().invoke(app, [*args, "--resume", "--json"])  # local backend
     assert result.exit_code == 0, result.output

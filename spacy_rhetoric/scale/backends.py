@@ -106,8 +106,8 @@ def prepare_output_dir(
             "it: pass only one of them."
         )
     output_dir.mkdir(parents=True, exist_ok=True)
-    old = sorted(output_dir.glob(f"{SHARD_PREFIX}*"))
-    old += [path for path in (output_dir / MANIFEST_NAME, output_dir / RUN_NAME) if path.exists()]
+    old = sorted(output_dir.glob(f"{SHARD_PREFIX}*"))  # with .tmp files and records
+    old += sorted(output_dir.glob(f"{MANIFEST_NAME}*")) + sorted(output_dir.glob(f"{RUN_NAME}*"))
     if resume:
         check_run_description(output_dir, description)
         kept: Dict[int, Dict[str, Any]] = {}
@@ -163,7 +163,9 @@ def run_dask(
     shard and completion record are written by the worker as soon as the chunk is done,
     and the scheduler gives the dead worker's chunks to other workers, up to
     ``distributed.scheduler.allowed-failures`` times per chunk (default 3). Chunks that
-    still fail do not stop the others; they are reported together at the end.
+    still fail do not stop the others; they are reported together at the end. A chunk
+    whose worker died after writing its shard and completion record, but before
+    reporting it, counts as done.
 
     workers (int): workers of the embedded cluster.
     scheduler (Optional[str]): address of an existing scheduler, e.g. tcp://host:8786.
@@ -183,6 +185,7 @@ def run_dask(
             "With the dask backend every worker is one process: use --workers for "
             "parallelism and leave --n-process at 1."
         )
+    output_dir = Path(settings.output_dir)
     cluster = None
     if scheduler:
         client = Client(scheduler)
@@ -198,13 +201,18 @@ def run_dask(
     failures: Dict[int, BaseException] = {}
     try:
         futures = client.map(process_chunk, list(chunks), settings=settings, pure=False)
-        index_of = {future.key: chunk.index for future, chunk in zip(futures, chunks)}
+        chunk_of = {future.key: chunk for future, chunk in zip(futures, chunks)}
         for future in as_completed(futures):
             try:
                 result = future.result()
             except Exception as err:  # KilledWorker, or an error in process_chunk
-                failures[index_of[future.key]] = err
-                continue
+                chunk = chunk_of[future.key]
+                # a worker can die after finishing a chunk, before reporting it
+                record = read_chunk_record(output_dir, chunk, shard_files(chunk, settings))
+                if record is None:
+                    failures[chunk.index] = err
+                    continue
+                result = record
             # the shard is on disk: if its worker dies now, nothing is computed again
             future.release()
             results.append(result)

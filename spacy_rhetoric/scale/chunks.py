@@ -26,7 +26,7 @@ from spacy.tokens import Doc, DocBin
 from ..textio import InputError, read_text
 from .annotations import count_words, doc_record
 from .pipeline import PipelineSpec, cached_pipeline, is_cached
-from .records import write_chunk_record
+from .records import commit_file, write_chunk_record
 
 SHARD_PREFIX = "shard-"
 
@@ -178,12 +178,12 @@ class ShardWriter:
             spacy_path = self.out_dir / f"{self.chunk.shard_name}.spacy"
             spacy_tmp = spacy_path.with_suffix(".spacy.tmp")
             self.docbin.to_disk(spacy_tmp)
-            os.replace(spacy_tmp, spacy_path)
+            commit_file(spacy_tmp, spacy_path)
             shards.append(spacy_path.name)
             self.docbin = None
         if self.jsonl is not None:
             self.jsonl.close()
-            os.replace(self.jsonl_tmp, self.jsonl_path)
+            commit_file(self.jsonl_tmp, self.jsonl_path)
             shards.append(self.jsonl_path.name)
         return {
             "chunk": self.chunk.index,

@@ -9,8 +9,9 @@
   shard without a record, or whose files no longer have the recorded sizes, is not
   finished: ``--resume`` deletes it and processes the chunk again.
 
-Every file here is written under a temporary name and renamed (``os.replace``), so a
-killed process leaves either the complete file or none.
+Every file here, like every shard file, is written under a temporary name (``.tmp``),
+flushed to disk and renamed (``os.replace``), so a killed process leaves either the
+complete file or none.
 """
 
 import os
@@ -38,21 +39,29 @@ DESCRIPTION_KEYS = (
 )
 
 
-def write_json_atomic(path: Union[str, Path], data: Any) -> None:
-    """Write ``data`` as JSON to ``path`` so that readers see all of it or nothing.
+def commit_file(tmp: Path, path: Path) -> None:
+    """Flush the finished file ``tmp`` to disk and rename it to ``path``, so that
+    ``path`` is either absent or complete, even after a crash.
 
-    The JSON goes to ``<path>.tmp``, is flushed to disk and then renamed to ``path``.
+    tmp (Path): the file as written, e.g. shard-00003.jsonl.tmp.
+    path (Path): its final name, e.g. shard-00003.jsonl.
+    """
+    with tmp.open("rb") as file:
+        os.fsync(file.fileno())
+    os.replace(tmp, path)
+
+
+def write_json_atomic(path: Union[str, Path], data: Any) -> None:
+    """Write ``data`` as JSON to ``path`` so that readers see all of it or nothing
+    (written to ``<path>.tmp`` first, see ``commit_file``).
 
     path (Union[str, Path]): the file to write.
     data (Any): JSON-serializable data.
     """
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf8") as file:
-        file.write(srsly.json_dumps(data, indent=2) + "\n")
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(tmp, path)
+    tmp.write_text(srsly.json_dumps(data, indent=2) + "\n", encoding="utf8")
+    commit_file(tmp, path)
 
 
 def run_description(
@@ -148,14 +157,16 @@ def write_chunk_record(
     return record
 
 
-def read_chunk_record(output_dir: Path, chunk: "Chunk", shards: List[str]) -> Optional[Dict]:
+def read_chunk_record(
+    output_dir: Path, chunk: "Chunk", shards: List[str]
+) -> Optional[Dict[str, Any]]:
     """The completion record of ``chunk`` if the chunk is finished and intact.
 
     output_dir (Path): the run's output directory.
     chunk (Chunk): the chunk.
     shards (List[str]): the shard files the chunk must have, e.g. ["shard-00003.spacy",
         "shard-00003.jsonl"].
-    RETURNS (Optional[Dict]): the record, or None if it is missing or unreadable, names
+    RETURNS (Optional[Dict[str, Any]]): the record, or None if it is missing or unreadable, names
         other files, or a shard file is missing or has another size than recorded.
     """
     path = record_path(output_dir, chunk.shard_name)
