@@ -295,6 +295,8 @@ def test_refuses_to_mix_runs_and_bad_settings(model_dir, corpus_dir, tmp_path):
         load_pipeline(PipelineSpec(str(tmp_path / "no-such-model")))
     with pytest.raises(ValueError, match="language code"):
         load_pipeline(PipelineSpec("blank", lang="notalang"))
+    with pytest.raises(ValueError, match="Code file not found: .*functions.py"):
+        load_pipeline(PipelineSpec("blank", code=str(tmp_path / "functions.py")))
 
 
 def test_json_value():
@@ -531,11 +533,17 @@ def test_resume_refuses_another_run(corpus_dir, tmp_path):
             blank_run(resume=True, **kwargs)
     with pytest.raises(ValueError, match="pass only one of them"):
         blank_run(files, out, shard_size=2, resume=True, overwrite=True)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "run.json").write_text("[]", encoding="utf8")
+    with pytest.raises(ValueError, match="not a run description"):
+        blank_run(files, tmp_path / "other", resume=True)
     assert blank_run(files, out, shard_size=2, resume=True)["chunks_resumed"] == 5
     args = ["corpus", "run", "blank", str(corpus_dir), "-o", str(out), "--lang", "la"]
     result = CliRunner().invoke(app, [*args, "--shard-size", "4", "--resume"])
     assert result.exit_code == 1
     assert "shard_size 2 there, 4 now" in result.output
+    result = CliRunner().invoke(app, [*args, "--shard-size", "2", "--resume", "--overwrite"])
+    assert result.exit_code == 1 and "pass only one of them" in result.output
     result = CliRunner().invoke(app, [*args, "--shard-size", "2", "--resume", "--json"])
     assert result.exit_code == 0, result.output
     manifest = json.loads(result.output[result.output.index("{") :])

@@ -112,6 +112,8 @@ def check_run_description(output_dir: Path, description: Dict[str, Any]) -> None
         old = srsly.read_json(path)
     except ValueError as err:
         raise ValueError(f"Cannot resume: {path} is not valid JSON ({err}).") from None
+    if not isinstance(old, dict):
+        raise ValueError(f"Cannot resume: {path} is not a run description (a JSON object).")
     new = srsly.json_loads(srsly.json_dumps(description))
     for key in DESCRIPTION_KEYS:
         if old.get(key) != new[key]:
