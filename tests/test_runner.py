@@ -1,6 +1,14 @@
+import importlib.util
 import json
 import math
 import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
 
 import numpy
 import pytest
@@ -13,9 +21,11 @@ from spacy.training import Example
 from thinc.api import fix_random_seed
 from typer.testing import CliRunner
 
+import spacy_rhetoric
 from spacy_rhetoric import set_parallelisms
 from spacy_rhetoric.cli import app
 from spacy_rhetoric.scale import (
+    ChunksFailed,
     PipelineSpec,
     RunSettings,
     load_pipeline,
@@ -268,11 +278,13 @@ def test_refuses_to_mix_runs_and_bad_settings(model_dir, corpus_dir, tmp_path):
     files = sorted(corpus_dir.rglob("text*.txt"))[:2]
     out = tmp_path / "out"
     run(model_dir, files, out, shard_size=1)
-    with pytest.raises(ValueError, match="--overwrite"):
+    with pytest.raises(ValueError, match="--resume to continue it, --overwrite to replace it"):
         run(model_dir, files, out)
     manifest = run(model_dir, files[:1], out, overwrite=True)
     assert sorted(path.name for path in out.iterdir()) == [
         "manifest.json",
+        "run.json",
+        "shard-00000.done.json",
         "shard-00000.jsonl",
         "shard-00000.spacy",
     ]
@@ -283,6 +295,8 @@ def test_refuses_to_mix_runs_and_bad_settings(model_dir, corpus_dir, tmp_path):
         load_pipeline(PipelineSpec(str(tmp_path / "no-such-model")))
     with pytest.raises(ValueError, match="language code"):
         load_pipeline(PipelineSpec("blank", lang="notalang"))
+    with pytest.raises(ValueError, match="Code file not found: .*functions.py"):
+        load_pipeline(PipelineSpec("blank", code=str(tmp_path / "functions.py")))
 
 
 def test_json_value():
@@ -369,3 +383,292 @@ def test_read_texts_streams_and_reports_skips(corpus_dir, tmp_path):
     assert [path for path, kind, _ in skips if kind == "too_long"] == [str(p) for p in long_files]
     assert "not found" in [reason for path, _, reason in skips if "missing" in path][0]
     assert len(rest) + 1 + len(skips) == len(files)
+
+
+# Resuming a run, and runs whose processes die. The processes that die or block run a
+# component from a --code file (which every process can import, Dask workers too): it acts
+# on docs containing a marker word for as long as a "release" file does not exist.
+COUNTS = ("files", "docs", "tokens", "words", "skipped", "skip_kinds", "skips", "shards")
+MARKER_COMPONENT = """
+import os
+import signal
+import time
+from pathlib import Path
+
+from spacy.language import Language
+
+RELEASE = Path({release!r})
+
+
+@Language.component({name!r})
+def marker_component(doc):
+    if {marker!r} in doc.text and not RELEASE.exists():
+{action}
+    return doc
+"""
+ACTIONS = {
+    # wait until the test releases it
+    "block": "        while not RELEASE.exists():\n            time.sleep(0.02)",
+    # die, every time
+    "kill": "        os.kill(os.getpid(), signal.SIGKILL)",
+    # die once: the retry finds the release file (which names the process that died)
+    "kill-once": "        RELEASE.write_text(str(os.getpid()))\n"
+    "        os.kill(os.getpid(), signal.SIGKILL)",
+}
+
+
+def marker_component(tmp_path, action, marker):
+    """Write a --code file registering a component that, on docs containing ``marker``,
+    does ``action`` (see ACTIONS) unless tmp_path/release exists.
+
+    RETURNS (Tuple[Path, str, Path]): the code file, the component's name (new for every
+        file: spaCy refuses to register a name twice), the release file.
+    """
+    name = f"test_{action.replace('-', '_')}_{uuid.uuid4().hex[:8]}"
+    release = tmp_path / "release"
+    code = tmp_path / f"{name}.py"
+    source = MARKER_COMPONENT.format(
+        release=str(release), name=name, marker=marker, action=ACTIONS[action]
+    )
+    code.write_text(source, encoding="utf8")
+    return code, name, release
+
+
+def numbered_corpus(root, n, marked=(), marker="MARKER", empty=()):
+    """``n`` files text-00.txt, ... (sorted = numbered); the ``marked`` ones contain
+    ``marker``, the ``empty`` ones no text (skipped)."""
+    root.mkdir(parents=True)
+    for i in range(n):
+        text = f"{TEXTS[i % len(TEXTS)]} {i}" + (f" {marker}" if i in marked else "")
+        (root / f"text-{i:02d}.txt").write_text("" if i in empty else text, encoding="utf8")
+    return files_of(root)
+
+
+def blank_run(files, out, code=None, add_pipes=(), batch_size=64, **kwargs):
+    """run_corpus with a blank Latin pipeline (plus components from a --code file)."""
+    spec = PipelineSpec("blank", lang="la", add_pipes=tuple(add_pipes), code=code and str(code))
+    settings = RunSettings(pipeline=spec, output_dir=str(out), batch_size=batch_size)
+    return run_corpus(files, settings, **kwargs)
+
+
+def run_output(out):
+    """What a run wrote, in shard order: (file, text) of every doc in the DocBins, and
+    the JSONL records."""
+    vocab = spacy.blank("la").vocab
+    docs = []
+    for path in sorted(out.glob("shard-*.spacy")):
+        docs.extend(DocBin().from_disk(path).get_docs(vocab))
+    return [(doc.user_data["file"], doc.text) for doc in docs], read_jsonl(out)
+
+
+def assert_same_output(out, manifest, reference_out, reference):
+    """Two runs wrote the same docs and records, once each, and count the same."""
+    assert {key: manifest[key] for key in COUNTS} == {key: reference[key] for key in COUNTS}
+    docs, records = run_output(out)
+    assert (docs, records) == run_output(reference_out)
+    files = [file for file, _ in docs]
+    assert len(set(files)) == len(files) == manifest["docs"]
+    assert [record["file"] for record in records] == files
+    assert not list(out.glob("*.tmp"))
+
+
+def test_resume_keeps_finished_chunks_and_redoes_the_rest(tmp_path):
+    files = numbered_corpus(tmp_path / "corpus", 12, empty=(9,))
+    full = blank_run(files, tmp_path / "full", shard_size=2)
+    out = tmp_path / "out"
+    first = blank_run(files, out, shard_size=2)
+    assert (first["chunks_resumed"], first["chunks_processed"], first["resumed"]) == (0, 6, False)
+    assert sorted(path.name for path in out.glob("*.done.json")) == [
+        f"shard-0000{i}.done.json" for i in range(6)
+    ]
+    record = srsly.read_json(out / "shard-00004.done.json")
+    assert record["paths"] == [str(files[8]), str(files[9])]
+    assert (record["files"], record["docs"], record["skipped"][0]["kind"]) == (2, 1, "empty")
+    assert record["shard_bytes"] == {
+        name: (out / name).stat().st_size for name in ("shard-00004.spacy", "shard-00004.jsonl")
+    }
+    assert srsly.read_json(out / "run.json")["files"] == [str(path) for path in files]
+    # what runs that stopped at different moments leave behind
+    (out / "shard-00001.done.json").unlink()  # killed between the shards and the record
+    with (out / "shard-00002.jsonl").open("a") as file:  # changed since
+        file.write("\n")
+    (out / "shard-00003.spacy").unlink()
+    for path in out.glob("shard-00004*"):  # killed in the middle of the chunk
+        path.unlink()
+    (out / "shard-00004.jsonl.tmp").write_text('{"file": "half', encoding="utf8")
+    (out / "manifest.json").unlink()
+    (out / "manifest.json.tmp").write_text("{", encoding="utf8")
+    kept = {path.name: path.stat() for path in out.glob("shard-0000[05]*")}
+    manifest = blank_run(files, out, shard_size=2, resume=True)
+    assert (manifest["chunks_resumed"], manifest["chunks_processed"]) == (2, 4)
+    assert [chunk["resumed"] for chunk in manifest["chunks"]] == [True] + [False] * 4 + [True]
+    assert [chunk["chunk"] for chunk in manifest["chunks"]] == list(range(6))
+    assert_same_output(out, manifest, tmp_path / "full", full)
+    written = srsly.read_json(out / "manifest.json")
+    for key in (*COUNTS, "chunks_resumed", "chunks_processed"):
+        assert written[key] == manifest[key], key
+    for name, stat in kept.items():  # the finished chunks were not written again
+        assert (out / name).stat().st_mtime_ns == stat.st_mtime_ns, name
+    # a finished run resumed: nothing to do, the same manifest counts
+    again = blank_run(files, out, shard_size=2, resume=True)
+    assert (again["chunks_resumed"], again["chunks_processed"]) == (6, 0)
+    assert_same_output(out, again, tmp_path / "full", full)
+
+
+def test_resume_refuses_another_run(corpus_dir, tmp_path):
+    files = files_of(corpus_dir)
+    out = tmp_path / "out"
+    with pytest.raises(ValueError, match="Cannot resume: .*run.json not found"):
+        blank_run(files, out, resume=True)
+    blank_run(files, out, shard_size=2)
+    different = {
+        "shard_size 2 there, 3 now": dict(shard_size=3),
+        "input file #1 is .*latin1.txt there, .*text1.txt now": dict(files=files[1:]),
+        "9 input files there, 8 now": dict(files=files[:-1]),
+        "add_pipes": dict(add_pipes=("sentencizer",)),
+    }
+    for message, changes in different.items():
+        kwargs = {"files": files, "out": out, "shard_size": 2, **changes}
+        with pytest.raises(ValueError, match=f"describes a different run \\({message}"):
+            blank_run(resume=True, **kwargs)
+    with pytest.raises(ValueError, match="pass only one of them"):
+        blank_run(files, out, shard_size=2, resume=True, overwrite=True)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "run.json").write_text("[]", encoding="utf8")
+    with pytest.raises(ValueError, match="not a run description"):
+        blank_run(files, tmp_path / "other", resume=True)
+    assert blank_run(files, out, shard_size=2, resume=True)["chunks_resumed"] == 5
+    args = ["corpus", "run", "blank", str(corpus_dir), "-o", str(out), "--lang", "la"]
+    result = CliRunner().invoke(app, [*args, "--shard-size", "4", "--resume"])
+    assert result.exit_code == 1
+    assert "shard_size 2 there, 4 now" in result.output
+    result = CliRunner().invoke(app, [*args, "--shard-size", "2", "--resume", "--overwrite"])
+    assert result.exit_code == 1 and "pass only one of them" in result.output
+    result = CliRunner().invoke(app, [*args, "--shard-size", "2", "--resume", "--json"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads(result.output[result.output.index("{") :])
+    assert (manifest["chunks_resumed"], manifest["chunks_processed"]) == (5, 0)
+    assert "--resume" in CliRunner().invoke(app, args).output
+
+
+def test_cli_resume_after_sigkill(tmp_path):
+    """A run killed half-way with SIGKILL and resumed writes what an uninterrupted run
+    writes: the shards it had finished are kept, the rest are processed once."""
+    files = numbered_corpus(tmp_path / "corpus", 14, marked=(7,), empty=(10,))
+    code, name, release = marker_component(tmp_path, "block", "MARKER")
+    args = ["corpus", "run", "blank", str(tmp_path / "corpus"), "--lang", "la"]
+    # 7 chunks; file 7, the second of chunk 3, blocks: chunk 2 is closed when chunk 3's
+    # first doc comes out of the pipeline (batches of 1), chunk 3 never is
+    args += ["--shard-size", "2", "--batch-size", "1", "--code", str(code), "--add-pipe", name]
+    out = tmp_path / "out"
+    repo = Path(spacy_rhetoric.__file__).resolve().parents[1]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")]),
+    }
+    command = [sys.executable, "-m", "spacy_rhetoric", *args, "-o", str(out)]
+    log = tmp_path / "stderr.txt"
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(
+            command, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=stderr
+        )
+    try:
+        deadline = time.monotonic() + 180
+        while len(list(out.glob("*.done.json"))) < 3:
+            assert process.poll() is None, log.read_text(encoding="utf8", errors="replace")
+            assert time.monotonic() < deadline, "no shards finished in 180 s"
+            time.sleep(0.05)
+        time.sleep(0.2)
+        assert process.poll() is None
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    assert process.returncode == -signal.SIGKILL
+    assert sorted(path.name for path in out.glob("*.done.json")) == [
+        f"shard-0000{i}.done.json" for i in range(3)
+    ]
+    assert (out / "shard-00003.jsonl.tmp").exists() and not (out / "manifest.json").exists()
+    release.touch()
+    result = CliRunner().invoke(app, [*args, "-o", str(out), "--resume", "--json"])
+    assert result.exit_code == 0, result.output
+    resumed = json.loads(result.output[result.output.index("{") :])
+    result = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "ref"), "--json"])
+    assert result.exit_code == 0, result.output
+    reference = json.loads(result.output[result.output.index("{") :])
+    assert (resumed["chunks_resumed"], resumed["chunks_processed"]) == (3, 4)
+    assert (reference["docs"], reference["skipped"], len(reference["chunks"])) == (13, 1, 7)
+    assert_same_output(out, resumed, tmp_path / "ref", reference)
+    assert [file for file, _ in run_output(out)[0]] == [
+        str(path) for i, path in enumerate(files) if i != 10
+    ]
+
+
+def test_chunks_failed_names_the_chunks_and_resume():
+    failures = {7: OSError("disk\nfull"), 3: ValueError("x"), 1: ValueError("x")}
+    failures.update({i: RuntimeError("y") for i in range(10, 17)})
+    err = ChunksFailed(failures, 20)
+    assert list(err.failures) == [1, 3, 7, *range(10, 17)]
+    assert "\n" not in str(err)
+    assert str(err).startswith(
+        "10 of 20 chunks failed (chunks 1, 3: ValueError: x; chunk 7: OSError: disk full; "
+        "chunks 10, 11, 12, 13, 14 and 2 more: RuntimeError: y). The other chunks' shards "
+        "are complete"
+    )
+    assert str(err).endswith("with --resume to process only the chunks that are missing.")
+
+
+needs_distributed = pytest.mark.skipif(
+    importlib.util.find_spec("distributed") is None,
+    reason="dask.distributed not installed: pip install 'spacy_rhetoric[cluster]'",
+)
+
+
+@needs_distributed
+def test_dask_worker_killed_once_loses_nothing(tmp_path):
+    """A worker process dies in the middle of a chunk; the scheduler gives the chunk to
+    another worker and the run ends with the full output."""
+    files = numbered_corpus(tmp_path / "corpus", 8, marked=(5,), empty=(2,))
+    code, name, release = marker_component(tmp_path, "kill-once", "MARKER")
+    local = blank_run(files, tmp_path / "local", shard_size=2)
+    manifest = blank_run(
+        files, tmp_path / "dask", code, [name], shard_size=2, backend="dask", workers=2
+    )
+    killed = release.read_text()  # the worker process that died in chunk 2
+    assert manifest["pipeline"]["pipe_names"] == [name]
+    assert manifest["chunks_processed"] == 4
+    assert manifest["chunks"][2]["worker"].split(":")[1] != killed
+    assert_same_output(tmp_path / "dask", manifest, tmp_path / "local", local)
+
+
+@needs_distributed
+def test_dask_chunk_killing_its_workers_fails_clearly_then_resumes(tmp_path):
+    """A chunk that kills every worker that runs it fails with KilledWorker; the run
+    says which chunks failed and that --resume continues, which then completes it."""
+    import dask
+
+    files = numbered_corpus(tmp_path / "corpus", 8, marked=(5,), empty=(2,))
+    code, name, release = marker_component(tmp_path, "kill", "MARKER")
+    local = blank_run(files, tmp_path / "local", shard_size=2)
+    out = tmp_path / "dask"
+    args = ["corpus", "run", "blank", str(tmp_path / "corpus"), "-o", str(out), "--lang", "la"]
+    args += ["--shard-size", "2", "--code", str(code), "--add-pipe", name]
+    # the scheduler gives up on a task after its first dead worker (default: 3 retries)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        result = CliRunner().invoke(app, [*args, "--backend", "dask", "--workers", "2"])
+    assert result.exit_code == 1, result.output
+    output = " ".join(result.output.split())  # wasabi wraps the line to the terminal
+    assert "Traceback" not in output
+    assert "run the same command with --resume" in output
+    # chunk 2, and the chunks waiting on the same worker (allowed failures: 0)
+    named = re.findall(r"chunks? ((?:\d+, )*\d+): KilledWorker", output)
+    failed = {int(index) for group in named for index in group.split(", ")}
+    assert 2 in failed and f"{len(failed)} of 4 chunks failed" in output
+    finished = [index for index in range(4) if (out / f"shard-0000{index}.done.json").exists()]
+    assert finished == [index for index in range(4) if index not in failed]
+    release.touch()
+    result = CliRunner().invoke(app, [*args, "--resume", "--json"])  # local backend
+    assert result.exit_code == 0, result.output
+    manifest = json.loads(result.output[result.output.index("{") :])
+    assert manifest["chunks_resumed"] == len(finished)
+    assert manifest["chunks_processed"] == 4 - len(finished)
+    assert_same_output(out, manifest, tmp_path / "local", local)

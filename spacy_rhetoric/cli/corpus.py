@@ -92,11 +92,22 @@ def corpus_run_cli(
     add_pipe: List[str] = Opt(
         [], "--add-pipe", help="Append this component (e.g. displacement_analyzer); repeatable"
     ),
+    code: Optional[Path] = Opt(
+        None,
+        "--code",
+        help="Python file to import first, e.g. registering custom components (every "
+        "worker imports it)",
+        exists=True,
+        dir_okay=False,
+    ),
     pattern: str = Opt("*.txt", "--pattern", help="Glob for files inside directories"),
     encoding: str = Opt("utf-8", "--encoding", help="Encoding of the text files"),
     no_docbin: bool = Opt(False, "--no-docbin", help="Write no .spacy shards"),
     no_jsonl: bool = Opt(False, "--no-jsonl", help="Write no .jsonl shards"),
     overwrite: bool = Opt(False, "--overwrite", help="Replace an earlier run's shards"),
+    resume: bool = Opt(
+        False, "--resume", help="Continue a stopped run: keep its finished shards, do the rest"
+    ),
     as_json: bool = Opt(False, "--json", help="Print the manifest as JSON"),
 ):
     """Process every text file with a pipeline in bounded memory.
@@ -105,10 +116,12 @@ def corpus_run_cli(
     (span groups and extension attributes, e.g. parallelisms, chiasmi, doc._.med) for
     every SHARD_SIZE files, and OUTPUT/manifest.json (files, words, skipped files with
     reasons, seconds, words/s, backend). Unreadable, badly encoded or empty files are
-    skipped and listed, never dropped silently."""
+    skipped and listed, never dropped silently. OUTPUT/run.json describes the run and
+    every finished shard gets a completion record (shard-NNNNN.done.json), so a run that
+    stopped continues with --resume, processing only the unfinished shards."""
     from tqdm import tqdm
 
-    from ..scale.backends import run_corpus
+    from ..scale.backends import ChunksFailed, run_corpus
     from ..scale.chunks import RunSettings
     from ..scale.pipeline import PipelineSpec
     from ..textio import InputError, collect_files
@@ -123,7 +136,12 @@ def corpus_run_cli(
         # n_process workers share the cores: one torch thread each avoids oversubscription
         torch.set_num_threads(1)
     settings = RunSettings(
-        pipeline=PipelineSpec(model=model, lang=lang, add_pipes=tuple(add_pipe)),
+        pipeline=PipelineSpec(
+            model=model,
+            lang=lang,
+            add_pipes=tuple(add_pipe),
+            code=str(code.resolve()) if code is not None else None,
+        ),
         output_dir=str(output_dir),
         batch_size=batch_size,
         n_process=n_process,
@@ -143,9 +161,10 @@ def corpus_run_cli(
                 workers=workers,
                 scheduler=scheduler,
                 overwrite=overwrite,
+                resume=resume,
                 progress=bar.update,
             )
-        except (ValueError, ImportError, OSError) as err:
+        except (ValueError, ImportError, OSError, ChunksFailed) as err:
             bar.close()
             msg.fail(str(err), exits=1)
     if emit_json(manifest, None, as_json):
@@ -154,6 +173,11 @@ def corpus_run_cli(
         f"{manifest['docs']} docs, {manifest['words']} words in {manifest['seconds']:.1f}s "
         f"({manifest['words_per_second']:.0f} words/s, backend {backend}) -> {output_dir}"
     )
+    if resume:
+        msg.info(
+            f"Resumed: kept {manifest['chunks_resumed']} finished shards, processed "
+            f"{manifest['chunks_processed']}"
+        )
     if manifest["skipped"]:
         kinds = ", ".join(f"{kind}: {n}" for kind, n in manifest["skip_kinds"].items())
         msg.warn(

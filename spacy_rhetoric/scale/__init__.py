@@ -6,16 +6,18 @@ and a manifest.
   per worker process.
 - ``annotations``: a Doc's span groups and extension attributes as JSON.
 - ``chunks``: the work shared by every backend: chunks of files -> one shard each.
+- ``records``: run.json and the chunks' completion records, which ``--resume`` reads.
 - ``backends``: ``local`` and ``dask`` executors and the manifest that merges their results.
 """
 
-from .backends import BACKENDS, run_corpus
+from .backends import BACKENDS, ChunksFailed, run_corpus
 from .chunks import Chunk, RunSettings, make_chunks, process_chunk, process_chunks, read_texts
 from .pipeline import PipelineSpec, cached_pipeline, load_pipeline, use_pipeline
 
 __all__ = [
     "BACKENDS",
     "Chunk",
+    "ChunksFailed",
     "PipelineSpec",
     "RunSettings",
     "cached_pipeline",

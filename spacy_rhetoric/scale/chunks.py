@@ -6,7 +6,9 @@ per task to the workers (``process_chunk``). It reads the files one at a time, s
 them through ``nlp.pipe`` and writes ``shard-NNNNN.spacy`` (DocBin, one doc per file,
 the source path in ``doc.user_data["file"]``) and ``shard-NNNNN.jsonl`` (one record of
 annotations per doc, same order), so memory is bounded by about one shard whatever the
-corpus size. Files that cannot be used are counted as skips with reasons.
+corpus size. Files that cannot be used are counted as skips with reasons. Once a shard's
+files are in place, the same process writes the chunk's completion record (see
+``records``), which ``--resume`` relies on.
 """
 
 import os
@@ -24,6 +26,7 @@ from spacy.tokens import Doc, DocBin
 from ..textio import InputError, read_text
 from .annotations import count_words, doc_record
 from .pipeline import PipelineSpec, cached_pipeline, is_cached
+from .records import commit_file, write_chunk_record
 
 SHARD_PREFIX = "shard-"
 
@@ -60,6 +63,13 @@ class Chunk:
     @property
     def shard_name(self) -> str:
         return f"{SHARD_PREFIX}{self.index:05d}"
+
+
+def shard_files(chunk: Chunk, settings: RunSettings) -> List[str]:
+    """The names of the shard files a finished chunk has, e.g. ["shard-00003.spacy",
+    "shard-00003.jsonl"] (in the order ``ShardWriter.close`` writes them)."""
+    suffixes = [".spacy"] * settings.docbin + [".jsonl"] * settings.jsonl
+    return [chunk.shard_name + suffix for suffix in suffixes]
 
 
 def make_chunks(paths: Sequence[Path], size: int) -> List[Chunk]:
@@ -168,12 +178,12 @@ class ShardWriter:
             spacy_path = self.out_dir / f"{self.chunk.shard_name}.spacy"
             spacy_tmp = spacy_path.with_suffix(".spacy.tmp")
             self.docbin.to_disk(spacy_tmp)
-            os.replace(spacy_tmp, spacy_path)
+            commit_file(spacy_tmp, spacy_path)
             shards.append(spacy_path.name)
             self.docbin = None
         if self.jsonl is not None:
             self.jsonl.close()
-            os.replace(self.jsonl_tmp, self.jsonl_path)
+            commit_file(self.jsonl_tmp, self.jsonl_path)
             shards.append(self.jsonl_path.name)
         return {
             "chunk": self.chunk.index,
@@ -217,11 +227,13 @@ def process_chunks(
     settings (RunSettings): pipeline, output and ``nlp.pipe`` settings.
     progress (Optional[Callable[[int], None]]): called with 1 for every file done
         (processed or skipped); in-process runs use it for the progress bar.
-    YIELDS (Dict[str, Any]): per chunk, in order, JSON-serializable counts: files, docs,
-        tokens, words, skipped (list of {"file", "kind", "reason"}), shards, seconds
-        (since the previous shard; the first includes load_seconds, loading the
-        pipeline), loaded_pipeline (False: the worker's cached copy), rss_mb, worker,
-        pipeline.
+    YIELDS (Dict[str, Any]): per chunk, in order, its completion record (written to
+        OUTPUT_DIR/shard-NNNNN.done.json once its shard files are complete), with
+        JSON-serializable counts: chunk, files, docs, tokens, words, skipped (list of
+        {"file", "kind", "reason"}), shards, seconds (since the previous shard; the
+        first includes load_seconds, loading the pipeline), loaded_pipeline (False: the
+        worker's cached copy), rss_mb, worker, pipeline, paths (the input files) and
+        shard_bytes ({shard file: size in bytes}).
     """
     start = time.perf_counter()
     loaded_here = not is_cached(settings.pipeline)
@@ -246,7 +258,8 @@ def process_chunks(
 
     def close_next() -> Dict[str, Any]:
         nonlocal last, position
-        result = writers.pop(chunks[position].index).close()
+        chunk = chunks[position]
+        result = writers.pop(chunk.index).close()
         now = time.perf_counter()
         result.update(
             seconds=now - last,
@@ -258,7 +271,7 @@ def process_chunks(
         )
         last = now
         position += 1
-        return result
+        return write_chunk_record(Path(settings.output_dir), chunk.shard_name, chunk.paths, result)
 
     try:
         docs = nlp.pipe(
@@ -286,7 +299,7 @@ def process_chunk(
 ) -> Dict[str, Any]:
     """Process one chunk of files and write its shard (one Dask task).
 
-    RETURNS (Dict[str, Any]): the chunk's counts (see ``process_chunks``).
+    RETURNS (Dict[str, Any]): the chunk's completion record (see ``process_chunks``).
     """
     (result,) = process_chunks([chunk], settings, progress)
     return result

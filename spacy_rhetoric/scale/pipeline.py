@@ -3,7 +3,7 @@
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Tuple
+from typing import Dict, Optional, Set, Tuple
 
 import spacy
 from spacy.language import Language
@@ -22,11 +22,16 @@ class PipelineSpec:
     lang (str): the language of a blank pipeline.
     add_pipes (Tuple[str, ...]): factories to append with their default settings, e.g.
         ("displacement_analyzer",) after a base pipeline's parser.
+    code (Optional[str]): a Python file to import before loading, e.g. one that
+        registers custom components or architectures (as ``spacy train --code``). Every
+        process that loads the pipeline imports it, Dask workers too: give a path they
+        can all read.
     """
 
     model: str
     lang: str = "xx"
     add_pipes: Tuple[str, ...] = ()
+    code: Optional[str] = None
 
 
 def load_pipeline(spec: PipelineSpec) -> Language:
@@ -39,6 +44,8 @@ def load_pipeline(spec: PipelineSpec) -> Language:
     """
     import spacy_rhetoric  # noqa: F401  (registers our factories without entry points)
 
+    if spec.code is not None:
+        import_code(spec.code)
     model = spec.model
     if model == BLANK or model.startswith(BLANK + ":"):
         lang = model.split(":", 1)[1] if ":" in model else spec.lang
@@ -74,6 +81,30 @@ def load_pipeline(spec: PipelineSpec) -> Language:
 
 _CACHE: Dict[Tuple[PipelineSpec, int], Language] = {}
 _LOCK = threading.Lock()
+_IMPORTED: Set[Path] = set()
+_IMPORT_LOCK = threading.Lock()
+
+
+def import_code(path: str) -> None:
+    """Import the Python file ``path`` once per process.
+
+    Registering a component twice under one name with another function is an error in
+    spaCy, so a file is executed only the first time a pipeline needs it.
+
+    path (str): the file, e.g. functions.py with ``@Language.component`` definitions.
+    RAISES ValueError: the file does not exist.
+    """
+    resolved = Path(path).resolve()
+    with _IMPORT_LOCK:
+        if resolved in _IMPORTED:
+            return
+        if not resolved.is_file():
+            raise ValueError(
+                f"Code file not found: {path} (--code must name a Python file that every "
+                "worker can read at that path)."
+            )
+        spacy.util.import_file(f"spacy_rhetoric_code_{len(_IMPORTED)}", resolved)
+        _IMPORTED.add(resolved)
 
 
 def cached_pipeline(spec: PipelineSpec) -> Language:
