@@ -10,7 +10,8 @@ hand-weighted rules. English: UD English-EWT test (tagged by `en_rhetoric_base`)
 finder of `configs/chiasmus/en.cfg` trained on the Dubremetz & Nivre training split, and
 the rules.
 
-    python benchmarks/chiasmus_running_text.py --output benchmarks/results/chiasmus_running_text.json
+    python benchmarks/chiasmus_running_text.py \
+        --output benchmarks/results/chiasmus_running_text.json
 """
 
 import argparse
