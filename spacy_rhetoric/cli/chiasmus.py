@@ -155,11 +155,11 @@ def chiasmus_evaluate_cli(
     pm = lambda x: f"{x['ap_mean']:.3f} ± {x['ap_sd']:.3f}"  # noqa: E731
     if language == "de" and negatives is not None:
         rows = [
-            (name, pm(results[name]["with_random"][model]))
+            (name, *(pm(results[name]["with_random"][m]) for m in ("ours", "baseline", "rules")))
             for name in ("full", "fp_removed")
-            for model in ("ours", "baseline", "rules")
         ]
-        msg.table(rows, header=("with random negatives", "AP"), divider=True)
+        header = ("+ random negatives", "AP", "D+L logreg", "rules")
+        msg.table(rows, header=header, divider=True)
     if language in ("de", "en-mb"):
         names = ("full", "fp_removed") if language == "de" else ("salient_vs_non",)
         rows = [
