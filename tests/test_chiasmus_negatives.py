@@ -63,6 +63,10 @@ def test_running_text_and_sampling(tmp_path):
         assert label == RANDOM_LABEL
         # the doc holds the sentences the candidate spans, tagged as the reference
         assert [t.pos_ for t in eg.predicted] == [t.pos_ for t in eg.reference]
+        # head-less dependency labels, like the annotated candidates; no tags or morphology
+        assert eg.predicted.user_data["dep"] == eg.reference.user_data["dep"]
+        assert "nsubj" in eg.predicted.user_data["dep"]
+        assert not eg.predicted.has_annotation("TAG") and not eg.predicted.has_annotation("MORPH")
         assert eg.reference[positions[0]].is_sent_start or positions[0] > 0
     one = sample_inversions(docs, suggester.suggest, n=1, seed=3)
     assert len(one) == 1

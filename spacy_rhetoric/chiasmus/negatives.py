@@ -78,8 +78,9 @@ def sample_inversions(
     suggest (Callable[[Doc], Candidates]): the suggester (e.g. ``ChiasmusSuggester.suggest``).
     n (int): how many to sample (all, if there are fewer).
     seed (int): the sampling seed.
-    RETURNS (List[Example]): predicted docs with the reference's POS and lemmas; the
-        reference holds the candidate labelled ``RANDOM_LABEL``.
+    RETURNS (List[Example]): predicted docs with the reference's POS, lemmas and (in
+        ``user_data["dep"]``) dependency labels; the reference holds the candidate
+        labelled ``RANDOM_LABEL``.
     """
     found = [(i, row) for i, doc in enumerate(docs) for row in suggest(doc).indices]
     rng = random.Random(seed)
@@ -87,17 +88,26 @@ def sample_inversions(
     examples = []
     for k in chosen:
         i, row = found[k]
-        reference, positions = candidate_doc(docs[i], row)
-        predicted = Doc(
-            reference.vocab,
-            words=[t.text for t in reference],
-            spaces=[bool(t.whitespace_) for t in reference],
-            pos=[t.pos_ for t in reference],
-            lemmas=[t.lemma_ for t in reference],
-        )
+        sentences, positions = candidate_doc(docs[i], row)
+        # the input features the annotated German candidates come with: tokens, POS,
+        # lemmas and head-less dependency labels (no tags or morphology; else their mere
+        # presence would tell the random ones apart)
+        predicted, reference = (_input_copy(sentences) for _ in range(2))
         set_candidate(reference, positions, RANDOM_LABEL, span_id=f"r{k}")
         examples.append(Example(predicted, reference))
     return examples
+
+
+def _input_copy(doc: Doc) -> Doc:
+    copy = Doc(
+        doc.vocab,
+        words=[t.text for t in doc],
+        spaces=[bool(t.whitespace_) for t in doc],
+        pos=[t.pos_ for t in doc],
+        lemmas=[t.lemma_ for t in doc],
+    )
+    copy.user_data["dep"] = [t.dep_ for t in doc]
+    return copy
 
 
 def support_pos(doc: Doc, positions: Sequence[int]) -> List[str]:
