@@ -3,6 +3,7 @@ recipes; the real ones train for minutes and are measured by `models build`)."""
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -28,10 +29,16 @@ runner = CliRunner()
 @pytest.fixture
 def places(tmp_path, monkeypatch):
     """Empty option/env/package/cache places, returned by name."""
-    dirs = {name: tmp_path / name for name in ("option", "env", "package", "cache")}
+    dirs = {name: tmp_path / name for name in ("option", "env", "package", "cache", "installed")}
     monkeypatch.setenv("XDG_CACHE_HOME", str(dirs["cache"]))
     monkeypatch.setenv("SPACY_RHETORIC_MODELS", str(dirs["env"]))
     monkeypatch.setattr(models, "PACKAGE_MODELS", dirs["package"])
+
+    def installed(spec):  # stands in for the spaCy packages requirements.txt installs
+        path = dirs["installed"] / spec.name
+        return path if spec.package and models.is_pipeline_dir(path) else None
+
+    monkeypatch.setattr(models, "installed_path", installed)
     return dirs
 
 
@@ -45,9 +52,10 @@ def make_pipeline(path, lang="en"):
 
 
 def test_resolution_order(places):
-    name = "chiasmus-de"
+    name = "base-de"
     assert resolve(name) is None
     where = {
+        "installed": places["installed"] / name,
         "cache": cache_dir() / name,
         "package": places["package"] / name,
         "env": places["env"] / name,
@@ -56,13 +64,31 @@ def test_resolution_order(places):
     assert where["cache"] == places["cache"] / "spacy_rhetoric" / "models" / name
     explicit = {name: where["option"]}
     # from the last place to the first: each new one takes precedence
-    for source in ("cache", "package", "env", "option"):
+    for source in ("installed", "cache", "package", "env", "option"):
         make_pipeline(where[source])
         found = resolve(name, explicit)
         assert (found.source, found.path) == (source, where[source])
     # a directory without a pipeline does not count
-    (places["env"] / "base-de").mkdir(parents=True)
-    assert resolve("base-de") is None
+    (places["env"] / "base-en").mkdir(parents=True)
+    assert resolve("base-en") is None
+    # a model whose data may not be redistributed has no package
+    assert models.get_spec("chiasmus-de").package == ""
+    assert models.installed_path(models.get_spec("chiasmus-de")) is None
+
+
+def test_shipped_packages_are_installed():
+    """requirements.txt installs the wheels of models/: each resolves to its package."""
+    wheels = sorted((Path(models.__file__).parents[1] / "models").glob("*.whl"))
+    shipped = {spec.package: spec for spec in models.MODEL_SPECS.values() if spec.package}
+    assert wheels, "no wheels in models/"
+    for wheel in wheels:
+        package = wheel.name.split("-")[0]
+        spec = shipped[package]
+        path = models.installed_path(spec)
+        assert path is not None and models.is_pipeline_dir(path), package
+        meta = json.loads((path / "meta.json").read_text(encoding="utf8"))
+        assert meta["license"] == spec.licence and meta["sources"]
+        assert meta["name"] == package.partition("_")[2] and meta["lang"] == spec.lang
     with pytest.raises(ModelError, match="Unknown model 'base-fr'"):
         resolve("base-fr")
 
