@@ -22,6 +22,7 @@ A directory counts as a model if it holds a spaCy pipeline (``config.cfg`` and
 ``meta.json``).
 """
 
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -297,8 +298,6 @@ def package_model(name: str, output_dir: Path, version: Optional[str] = None) ->
     RETURNS (Path): the wheel.
     RAISES ModelError: a model that may not ship, is not available, or fails to package.
     """
-    from .about import __version__
-
     spec = get_spec(name)
     if not spec.package:
         raise ModelError(f"{name} may not be redistributed ({spec.licence}): it is not packaged.")
@@ -314,7 +313,7 @@ def package_model(name: str, output_dir: Path, version: Optional[str] = None) ->
     meta.update(
         name=package_name,
         lang=lang,
-        version=version or __version__,
+        version=version or importlib.metadata.version("spacy_rhetoric"),
         license=spec.licence,
         description=f"spacy_rhetoric model {name}: {spec.description}",
         author=AUTHOR,

@@ -16,12 +16,9 @@ complete file or none.
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import srsly
-
-if TYPE_CHECKING:
-    from .chunks import Chunk, RunSettings
 
 RUN_NAME = "run.json"
 RECORD_SUFFIX = ".done.json"
@@ -65,12 +62,13 @@ def write_json_atomic(path: Union[str, Path], data: Any) -> None:
 
 
 def run_description(
-    paths: Sequence[Union[str, Path]], settings: "RunSettings", shard_size: int
+    paths: Sequence[Union[str, Path]], settings: Any, shard_size: int
 ) -> Dict[str, Any]:
     """The settings that decide a run's output, as written to ``run.json``.
 
     paths (Sequence[Union[str, Path]]): the input files, in order.
-    settings (RunSettings): the run's settings.
+    settings (Any): the run's ``RunSettings`` (scale.chunks; not imported here, since
+        chunks writes the records).
     shard_size (int): files per chunk.
     RETURNS (Dict[str, Any]): the description (plain JSON data).
     """
@@ -159,13 +157,11 @@ def write_chunk_record(
     return record
 
 
-def read_chunk_record(
-    output_dir: Path, chunk: "Chunk", shards: List[str]
-) -> Optional[Dict[str, Any]]:
+def read_chunk_record(output_dir: Path, chunk: Any, shards: List[str]) -> Optional[Dict[str, Any]]:
     """The completion record of ``chunk`` if the chunk is finished and intact.
 
     output_dir (Path): the run's output directory.
-    chunk (Chunk): the chunk.
+    chunk (Any): the ``Chunk`` (scale.chunks): its index, paths and shard name.
     shards (List[str]): the shard files the chunk must have, e.g. ["shard-00003.spacy",
         "shard-00003.jsonl"].
     RETURNS (Optional[Dict[str, Any]]): the record, or None if it is missing or unreadable, names
