@@ -84,6 +84,34 @@ def plain_output() -> None:
     wasabi.msg.show_color = False
 
 
+def load_pipeline(model: Any) -> Any:
+    """``spacy.load`` for a command: a path or package that cannot be loaded ends the
+    command with one line (any error there is the pipeline's, so none is re-raised)."""
+    import spacy
+    from wasabi import msg
+
+    if isinstance(model, Path) and not model.exists():
+        msg.fail(f"Pipeline not found: {model}", exits=1)
+    try:
+        return spacy.load(model)
+    except Exception as err:  # a broken, foreign or incompatible pipeline
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        msg.fail(
+            f"{model} cannot be loaded as a spaCy pipeline ({type(err).__name__}: {reason})",
+            exits=1,
+        )
+
+
+def read_json_file(path: Path) -> Any:
+    """The JSON data of a file a command was given; a malformed one ends the command."""
+    from wasabi import msg
+
+    try:
+        return srsly.read_json(path)
+    except (ValueError, OSError) as err:
+        msg.fail(f"{path}: not readable as JSON ({err})", exits=1)
+
+
 def stderr(text: str) -> None:
     """Print a line to standard error (progress and notes that JSON output must not mix
     with)."""

@@ -66,7 +66,10 @@ def corpus_stats_cli(
     from ..corpora.stats import corpus_stats, read_docbins
 
     vocab = spacy.blank("xx").vocab
-    stats = corpus_stats(read_docbins(corpora, vocab))
+    try:
+        stats = corpus_stats(read_docbins(corpora, vocab))
+    except ValueError as err:  # CorpusFormatError: names the file
+        msg.fail(str(err), exits=1)
     if emit_json(stats, output, as_json):
         return
     rows = [(key, value) for key, value in stats.items()]
@@ -203,6 +206,9 @@ def corpus_raw_text_cli(
         for line in tokenized_corpus(sources, latin=lang == "la"):
             file.write(srsly.json_dumps({"text": line}) + "\n")
             n += 1
+    if n == 0:
+        output.unlink()
+        msg.fail(f"No text in {', '.join(map(str, sources))} (.tess or .txt files)", exits=1)
     msg.good(f"Wrote {n} lines to {output}")
 
 

@@ -9,7 +9,9 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import typer
+from wasabi import msg
 
+from ..corpora.util import CorpusFormatError
 from ._util import Arg, Opt, emit_json, noun_app, on_terminal, set_torch_threads
 
 intertext_app = noun_app(
@@ -44,10 +46,13 @@ def _read_segments(path: Path, authors: Optional[str]) -> List[Tuple[str, str]]:
     from ..corpora.tesserae import read_tesserae, tess_files
     from ..intertext.index import read_source_segments
 
-    if authors:
-        names = tuple(a.strip() for a in authors.split(",") if a.strip())
-        return [(s.seg_id, s.text) for s in read_tesserae(tess_files(path, names)).segments]
-    return read_source_segments(path)
+    try:
+        if authors:
+            names = tuple(a.strip() for a in authors.split(",") if a.strip())
+            return [(s.seg_id, s.text) for s in read_tesserae(tess_files(path, names)).segments]
+        return read_source_segments(path)
+    except (ValueError, OSError) as err:  # CorpusFormatError names the file and line
+        msg.fail(str(err), exits=1)
 
 
 @intertext_app.command("index")
@@ -112,7 +117,10 @@ def intertext_train_cli(
     from ..intertext.train import train_reranker
 
     set_torch_threads()
-    summary = train_reranker(labels, index_dir, k)
+    try:
+        summary = train_reranker(labels, index_dir, k)
+    except (CorpusFormatError, FileNotFoundError) as err:  # bad labels, or no index there
+        msg.fail(str(err), exits=1)
     if not emit_json(summary, None, as_json):
         typer.echo(
             f"Trained the reranker on {summary['queries']} queries ({summary['positives']} "
@@ -253,23 +261,26 @@ def intertext_evaluate_cli(
     set_torch_threads()
     np.random.seed(seed)
     start = time.perf_counter()
-    result = evaluate(
-        labels,
-        tesserae,
-        pool,
-        protocols,
-        encoder,
-        index_dir,
-        work_dir,
-        epochs,
-        seed,
-        log=lambda m: typer.echo(m, err=True),
-        cross_encoder=cross_encoder,
-        dense=not no_dense,
-        folds=[int(f) for f in folds.split(",")] if folds else None,
-        model=model,
-        max_seq_length=max_seq_length,
-    )
+    try:
+        result = evaluate(
+            labels,
+            tesserae,
+            pool,
+            protocols,
+            encoder,
+            index_dir,
+            work_dir,
+            epochs,
+            seed,
+            log=lambda m: typer.echo(m, err=True),
+            cross_encoder=cross_encoder,
+            dense=not no_dense,
+            folds=[int(f) for f in folds.split(",")] if folds else None,
+            model=model,
+            max_seq_length=max_seq_length,
+        )
+    except (CorpusFormatError, FileNotFoundError) as err:  # bad labels or Tesserae folder
+        msg.fail(str(err), exits=1)
     result["seconds"] = time.perf_counter() - start
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)

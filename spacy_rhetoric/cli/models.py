@@ -105,7 +105,7 @@ def models_import_encoder_cli(
     start = time.perf_counter()
     try:
         path = import_encoder(out, source=source, force=force)
-    except EncoderError as error:
+    except (EncoderError, OSError) as error:
         msg.fail(str(error), exits=1)
     msg.good(f"multilingual-e5-small: {path} ({time.perf_counter() - start:.1f}s)")
 
@@ -177,9 +177,12 @@ def models_vectors_cli(
     output_dir.mkdir(parents=True, exist_ok=True)
     floret_path = output_dir.with_suffix(".floret")
     start = time.perf_counter()
-    counts = train_floret_vectors(
-        sources, floret_path, dim=dim, epochs=epochs, threads=threads, latin=lang == "la"
-    )
+    try:
+        counts = train_floret_vectors(
+            sources, floret_path, dim=dim, epochs=epochs, threads=threads, latin=lang == "la"
+        )
+    except ValueError as err:  # no text in the sources
+        msg.fail(str(err), exits=1)
     msg.good(f"Trained on {counts['tokens']} tokens in {time.perf_counter() - start:.0f}s")
     nlp = get_lang_class(lang)()
     convert_vectors(nlp, floret_path, truncate=0, prune=-1, name=None, mode="floret")

@@ -6,7 +6,7 @@ from typing import Optional
 
 from wasabi import msg
 
-from ._util import Arg, Opt, emit_json, noun_app
+from ._util import Arg, Opt, emit_json, load_pipeline, noun_app
 
 parallelism_app = noun_app(
     "parallelism", "Parallelism: evaluate a tagger, tune its decoding on validation data."
@@ -28,13 +28,12 @@ def parallelism_evaluate_cli(
     """Score parallelisms with EPM, MPBM, MBAWO and MWO (P/R/F1, micro-averaged).
 
     Give either PRED or --model (which predicts on the gold tokens)."""
-    import spacy
 
     from ..parallelism.evaluate import evaluate_parallelism
 
     if (pred is None) == (model is None):
         msg.fail("Give either PRED or --model.", exits=1)
-    nlp = spacy.load(model) if model is not None else None
+    nlp = load_pipeline(model) if model is not None else None
     try:
         scores = evaluate_parallelism(gold, pred, nlp, spans_key, save_predictions)
     except ValueError as err:
@@ -64,13 +63,16 @@ def parallelism_tune_cli(
 ):
     """Pick the tagger's outside_penalty (recall vs precision) on validation data and
     save the pipeline with it."""
-    import spacy
 
+    from ..corpora.util import CorpusFormatError
     from ..parallelism.evaluate import tune_outside_penalty
 
-    nlp = spacy.load(model)
+    nlp = load_pipeline(model)
     values = [float(v) for v in grid.split(",") if v.strip()]
-    result = tune_outside_penalty(nlp, dev, values, metric)
+    try:
+        result = tune_outside_penalty(nlp, dev, values, metric)
+    except CorpusFormatError as err:  # dev is no DocBin
+        msg.fail(str(err), exits=1)
     nlp.to_disk(output_model)
     emit_json(result, output, False)
     for value, scores in result["scores"].items():

@@ -5,10 +5,9 @@ base pipelines' corpora and scores, and the EDV study."""
 from pathlib import Path
 from typing import List, Optional
 
-import srsly
 from wasabi import msg
 
-from ._util import Arg, Opt, emit_json, noun_app
+from ._util import Arg, Opt, emit_json, load_pipeline, noun_app, read_json_file
 
 treebank_app = noun_app(
     "treebank",
@@ -103,7 +102,7 @@ def treebank_split_cli(
     try:
         docs = read_docs(input_path)
         if method == "kfold":
-            mapping = srsly.read_json(strata) if strata is not None else None
+            mapping = read_json_file(strata) if strata is not None else None
             split = split_kfold(
                 docs,
                 k=k,
@@ -231,16 +230,18 @@ def treebank_evaluate_cli(
     """Score a tagger/morphologizer/lemmatizer/parser pipeline on each test set (and on
     all of them pooled): UPOS, XPOS, morphology, lemma accuracy, UAS, LAS on gold tokens
     and on the pipeline's own tokenization, plus EDV(train, test) if --train is given."""
-    import spacy
 
     from ..treebank.displacement import corpus_files
     from ..treebank.pipelines import evaluate_pipeline
 
-    files = [f for path in tests for f in corpus_files(path)]
+    try:
+        files = [f for path in tests for f in corpus_files(path)]
+    except (ValueError, OSError) as err:  # no corpus files there, or the wrong kind
+        msg.fail(str(err), exits=1)
     names = [f.stem for f in files]
     if len(set(names)) != len(names):
         msg.fail(f"evaluate-base: test files need distinct names, got {names}", exits=1)
-    nlp = spacy.load(model)
+    nlp = load_pipeline(model)
     result = {
         "model": str(model),
         "pipeline": nlp.pipe_names,
@@ -332,8 +333,8 @@ def treebank_plots_cli(
     """Draw the plots of a (possibly partial) `treebank study` result again."""
     from ..treebank.study import plot_study, summarize
 
-    data = srsly.read_json(result)
-    if not data.get("treebanks"):
+    data = read_json_file(result)
+    if not isinstance(data, dict) or not data.get("treebanks"):
         msg.fail(f"{result}: no treebank results to plot", exits=1)
     data["summary"] = summarize(data["treebanks"])
     for path in plot_study(data, work_dir, plots):

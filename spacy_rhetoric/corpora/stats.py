@@ -8,6 +8,7 @@ from spacy.tokens import Doc, DocBin
 from spacy.vocab import Vocab
 
 from .parallelisms import DEFAULT_SPANS_KEY, get_parallelisms
+from .util import CorpusFormatError
 
 CHIASMUS_KEY = "chiasmus"
 
@@ -68,9 +69,19 @@ def corpus_stats(docs: Iterable[Doc], spans_key: str = DEFAULT_SPANS_KEY) -> Dic
 
 
 def read_docbins(paths: Iterable[Union[str, Path]], vocab: Vocab) -> Iterable[Doc]:
-    """Yield the docs of several .spacy files (directories: every .spacy inside)."""
+    """Yield the docs of several .spacy files (directories: every .spacy inside).
+
+    RAISES CorpusFormatError: a file that is no DocBin, or a directory without any.
+    """
     for path in paths:
         path = Path(path)
         files = sorted(path.glob("*.spacy")) if path.is_dir() else [path]
+        if not files:
+            raise CorpusFormatError(path, None, "no .spacy files in this directory")
         for file in files:
-            yield from DocBin().from_disk(file).get_docs(vocab)
+            try:
+                docbin = DocBin().from_disk(file)
+            except (ValueError, OSError) as err:  # srsly/msgpack/zlib errors are ValueErrors
+                reason = "not a DocBin (.spacy) file" if isinstance(err, ValueError) else err
+                raise CorpusFormatError(file, None, str(reason)) from None
+            yield from docbin.get_docs(vocab)

@@ -54,6 +54,7 @@ def train_floret_vectors(
     (``spacy init vectors LANG OUTPUT DIR --mode floret`` turns them into spaCy vectors).
 
     RETURNS (dict): lines and tokens trained on.
+    RAISES ValueError: the sources hold no text.
     """
     try:
         import floret
@@ -67,6 +68,9 @@ def train_floret_vectors(
                 file.write(line + "\n")
                 lines += 1
                 tokens += line.count(" ") + 1
+        if lines == 0:
+            names = ", ".join(str(path) for path in paths)
+            raise ValueError(f"No text to train vectors on in {names} (.tess or .txt files)")
         model = floret.train_unsupervised(
             str(corpus),
             model="cbow",

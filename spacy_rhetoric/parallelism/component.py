@@ -393,6 +393,12 @@ class ParallelismTagger(TrainablePipe):
         filled = [i for i, doc in enumerate(docs) if len(doc)]
         if not filled:
             return rows
+        if not self.model.has_ref("head"):  # the head is built by initialize()
+            raise ValueError(
+                f"{self.name} is not trained: train it (e.g. python -m spacy train "
+                "configs/parallelism/asp-me5.cfg) or load a trained pipeline (e.g. "
+                "spacy.load('la_rhetoric_parallelism'))."
+            )
         penalty = self.cfg.get("outside_penalty", DEFAULT_OUTSIDE_PENALTY)
         output = self.model.predict(([docs[i] for i in filled], None, penalty))
         labels = self.labels
