@@ -132,7 +132,8 @@ def test_analysis_report_renders_and_sorts_in_chromium(tmp_path, no_models, reco
 @needs_chromium
 def test_fresh_install_demo_shows_predictions(tmp_path, fresh_install, record_property):
     """The README's quick start on a fresh machine: the shipped packages (base-de,
-    base-en, parallelism-la) and the chiasmus rules give predicted findings."""
+    base-en, parallelism-la, parallelism-zh) and the chiasmus rules give predicted
+    findings."""
     page = tmp_path / "demo.html"
     list(run_demo(page))
     dom = dump_dom(page, tmp_path / "profile")
@@ -140,6 +141,7 @@ def test_fresh_install_demo_shows_predictions(tmp_path, fresh_install, record_pr
     predicted = {(kind, doc) for kind, doc in rows if "(gold)" not in doc}
     # parallelisms predicted by the shipped Latin head (not the five gold ones)
     assert ("parallelism", "la_augustine_sermo (predicted)") in predicted
+    assert ("parallelism", "zh_paibi.txt") in predicted  # the shipped PSE-I head
     # antimetaboles ranked by the rules on the shipped English tagger's lemmas
     assert ("chiasmus", "en_shakespeare_johnson.txt") in predicted
     chiasmus = dom[dom.index('class="chiasmus-render"') :]

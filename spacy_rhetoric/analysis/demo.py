@@ -18,7 +18,11 @@ from .report import analysis_page
 
 SAMPLES = Path(__file__).parent.parent / "data" / "samples"
 # (language, bundled text file) analysed by the demo besides the Latin gold sample
-TEXT_SAMPLES = (("de", "de_goethe_schiller.txt"), ("en", "en_shakespeare_johnson.txt"))
+TEXT_SAMPLES = (
+    ("de", "de_goethe_schiller.txt"),
+    ("en", "en_shakespeare_johnson.txt"),
+    ("zh", "zh_paibi.txt"),
+)
 
 
 def load_sample(name: str = "la_augustine_sermo") -> Doc:
