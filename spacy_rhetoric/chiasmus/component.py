@@ -173,15 +173,8 @@ def build_chiasmus_suggester(
 
     RETURNS (ChiasmusSuggester): a callable docs -> per-doc Candidates.
     """
-    return ChiasmusSuggester(
-        window=window,
-        depth=depth,
-        allowed_pos=allowed_pos,
-        denied_pos=denied_pos,
-        respect_sentences=respect_sentences,
-        antimetabole_only=antimetabole_only,
-        lexical_attr=lexical_attr,
-    )
+    settings = dict(locals())
+    return ChiasmusSuggester(**settings)
 
 
 @registry.misc("spacy-rhetoric.chiasmus_suggester.v2")
@@ -201,17 +194,8 @@ def build_chiasmus_suggester_v2(
 
     RETURNS (ChiasmusSuggester): a callable docs -> per-doc Candidates.
     """
-    return ChiasmusSuggester(
-        window=window,
-        depth=depth,
-        allowed_pos=allowed_pos,
-        denied_pos=denied_pos,
-        respect_sentences=respect_sentences,
-        antimetabole_only=antimetabole_only,
-        lexical_attr=lexical_attr,
-        lemma_pairs=lemma_pairs,
-        form_pos=form_pos,
-    )
+    settings = dict(locals())
+    return ChiasmusSuggester(**settings)
 
 
 @Language.factory(
