@@ -394,6 +394,21 @@ def test_intertext_index(no_models, tmp_path):
     ]
     assert all(f["score"] > 0 for f in links)  # lexical scores without a dense channel
     assert "class='intertext-render'" in analysis_page(analysis, "intertext")
+    # no reranker, no threshold: said loudly; --top-k and --threshold narrow the links
+    assert "WARNING: the index has no reranker" in note.detail and "top 10" in note.detail
+    narrow = build_analyzer("la", index=tmp_path / "index", threshold=1e9, top_k=1)
+    note = next(n for n in narrow.notes if n.component == "intertext")
+    assert "WARNING" not in note.detail and "top 1 with similarity >= 1000000000.0" in note.detail
+    findings = analysis_data(analyze_files(narrow, [text]))["findings"]
+    assert not [f for f in findings if f["kind"] == "intertext"]
+    with pytest.raises(AnalyzeError, match="--top-k"):
+        build_analyzer("la", index=tmp_path / "index", top_k=0)
+    result = runner.invoke(
+        app,
+        ["analyze", str(text), "--lang", "la", "--index", str(tmp_path / "index"),
+         "--threshold", "1e9", "--top-k", "1", "-o", str(tmp_path / "r.html")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
 
 
 @pytest.mark.parametrize("max_chars", [5, 20, 1000])

@@ -178,12 +178,16 @@ def build_analyzer(
     lang: str,
     models: Optional[Mapping[str, Path]] = None,
     index: Optional[Path] = None,
+    threshold: Optional[float] = None,
+    top_k: int = 10,
 ) -> Analyzer:
     """Assemble the pipelines of a language from the models that are available.
 
     lang (str): one of LANGUAGES.
     models (Optional[Mapping[str, Path]]): explicit model paths (``--model NAME=PATH``).
     index (Optional[Path]): an intertext index; adds ``intertext_matcher``.
+    threshold (Optional[float]): the intertext link threshold (None: the reranker's).
+    top_k (int): intertext candidates per segment that may become links.
     RETURNS (Analyzer): the pipelines and the notes.
     RAISES AnalyzeError: unknown language; an explicit model or the index that fails to load.
     """
@@ -309,7 +313,7 @@ def build_analyzer(
             notes.append(Note(lang, "parallelism", True, detail))
 
     if index is not None:
-        notes.append(_add_intertext(nlp, lang, Path(index)))
+        notes.append(_add_intertext(nlp, lang, Path(index), threshold, top_k))
     else:
         notes.append(Note(lang, "intertext", False, "no --index given"))
     normalize = PARALLELISM_NORMALIZERS.get(lang)
@@ -328,27 +332,45 @@ def _has_pos_and_lemmas(nlp: Language) -> bool:
     return "token.pos" in assigns and "token.lemma" in assigns
 
 
-def _add_intertext(nlp: Language, lang: str, index: Path) -> Note:
+def _add_intertext(
+    nlp: Language, lang: str, index: Path, threshold: Optional[float] = None, top_k: int = 10
+) -> Note:
     """Add ``intertext_matcher`` with an index (opened now, so that a bad index fails
-    here with a clear message rather than on the first document)."""
+    here with a clear message rather than on the first document). Without a reranker in
+    the index every one of the top ``top_k`` candidates at or above ``threshold`` is a
+    link (all of them, without a threshold): the note says so, loudly."""
     if not index.exists():
         raise AnalyzeError(
             f"Intertext index not found: {index} (build one with "
             "`python -m spacy_rhetoric intertext index ...`)"
         )
-    matcher = nlp.add_pipe("intertext_matcher", config={"index_path": str(index)})
+    if top_k < 1:
+        raise AnalyzeError(f"--top-k must be at least 1, got {top_k}")
+    config = {"index_path": str(index), "k": top_k, "threshold": threshold}
+    matcher = nlp.add_pipe("intertext_matcher", config=config)
     try:
         size = len(matcher.index)
     except (OSError, ValueError, KeyError) as err:
         raise AnalyzeError(f"intertext_matcher cannot open the index {index}: {err}") from None
     splits = any(nlp.has_pipe(name) for name in ("parser", "senter", "sentencizer"))
     segment = "sentences" if splits else "whole chunks"
-    return Note(
-        lang,
-        "intertext",
-        True,
-        f"intertext_matcher, index {index} ({size} source segments; queries: {segment})",
-    )
+    detail = f"intertext_matcher, index {index} ({size} source segments; queries: {segment}"
+    if matcher.reranker is not None:
+        used = threshold if threshold is not None else matcher.reranker.threshold
+        detail += f"; reranker, links with probability >= {used:.3f} among the top {top_k})"
+    elif threshold is None:
+        detail += (
+            f"). WARNING: the index has no reranker and no --threshold was given, so each "
+            f"of the top {top_k} candidates of every {segment[:-1]} is reported as a link; "
+            "train a reranker with `python -m spacy_rhetoric intertext train LABELS "
+            f"--index {index}` or pass --threshold (cosine similarity) and --top-k"
+        )
+    else:
+        detail += (
+            f"; no reranker: candidates among the top {top_k} with similarity >= "
+            f"{threshold} are links)"
+        )
+    return Note(lang, "intertext", True, detail)
 
 
 def chiasmus_pipeline(lang: Optional[str] = None, model: Optional[Path] = None) -> Language:

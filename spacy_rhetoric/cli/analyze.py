@@ -20,6 +20,13 @@ def analyze_cli(
     json_output: Optional[Path] = Opt(None, "--json-output", "-j", help="Write the JSON here"),
     model: Optional[List[str]] = MODELS_OPTION,
     index: Optional[Path] = Opt(None, "--index", help="Intertext index: adds intertext_matcher"),
+    threshold: Optional[float] = Opt(
+        None,
+        "--threshold",
+        help="Intertext: link threshold (the reranker's probability; without a reranker, "
+        "the similarity; default: the reranker's own threshold)",
+    ),
+    top_k: int = Opt(10, "--top-k", help="Intertext: candidates per sentence that may be links"),
     encoding: str = Opt("utf-8", "--encoding", help="Encoding of the input files"),
     pattern: str = Opt("*.txt", "--pattern", help="Files to take from directories"),
     batch_size: int = Opt(16, "--batch-size", help="Docs (paragraph chunks) per nlp.pipe batch"),
@@ -50,7 +57,7 @@ def analyze_cli(
         check_language(lang)
         files = collect_files(inputs, pattern)
         explicit = explicit_models(model)
-        analyzer = build_analyzer(lang, explicit, index)
+        analyzer = build_analyzer(lang, explicit, index, threshold=threshold, top_k=top_k)
     except (AnalyzeError, InputError) as error:
         msg.fail(str(error), exits=1)
     for note in analyzer.notes:
