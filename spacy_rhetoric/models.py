@@ -148,9 +148,12 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
         ),
         ModelSpec(
             "chiasmus-de", "de", "chiasmus",
-            "chiasmus_finder scorer trained on the GerDraCor chiasmus candidates",
-            "none stated (GerDraCor chiasmus annotations): not shipped", ("german-chiasmus",),
-            ("convert-chiasmus", "train-chiasmus-de"), "training/chiasmus-de/model-best",
+            "chiasmus_finder scorer trained on the GerDraCor chiasmus candidates and 4,000 "
+            "random inversions of German running text (UD GSD, LIT)",
+            "none stated (GerDraCor chiasmus annotations): not shipped",
+            ("german-chiasmus", "ud"),
+            ("convert-chiasmus", "sample-chiasmus-negatives-de", "train-chiasmus-de"),
+            "training/chiasmus-de/model-best",
         ),
         ModelSpec(
             "chiasmus-en", "en", "chiasmus",

@@ -25,6 +25,7 @@ def brute_force(
     lemma_pairs=False,
     forms=None,
     form_pos=None,
+    distinct=False,
 ):
     """The definition, literally: nested loops over every increasing position tuple."""
     n = len(pos)
@@ -55,6 +56,12 @@ def brute_force(
                         if not all(matches(t[k], t[-1 - k]) for k in range(depth)):
                             continue
                         if sentences is not None and sentences[a] != sentences[a2]:
+                            continue
+                        if distinct and any(
+                            lemmas[t[k]] == lemmas[t[k + 1]]
+                            or lemmas[t[-1 - k]] == lemmas[t[-2 - k]]
+                            for k in range(depth - 1)
+                        ):
                             continue
                         am = lemmas is not None and all(
                             lemmas[t[k]] == lemmas[t[-1 - k]] for k in range(depth)
@@ -108,11 +115,17 @@ def test_depth2_equals_brute_force(data, window, allowed, denied, am_only, batch
 
 
 @settings(max_examples=60, deadline=None)
-@given(sequences(max_size=16), st.integers(1, 14), st.booleans())
-def test_depth3_equals_brute_force(data, window, am_only):
+@given(sequences(max_size=16), st.integers(1, 14), st.booleans(), st.booleans())
+def test_depth3_equals_brute_force(data, window, am_only, distinct):
     pos, lemmas, sentences = data
     expected, flags = brute_force(
-        pos, lemmas, window, 3, sentences=sentences, antimetabole_only=am_only
+        pos,
+        lemmas,
+        window,
+        3,
+        sentences=sentences,
+        antimetabole_only=am_only,
+        distinct=distinct,
     )
     found = find_candidates(
         pos,
@@ -121,6 +134,7 @@ def test_depth3_equals_brute_force(data, window, am_only):
         depth=3,
         sentences=sentences,
         antimetabole_only=am_only,
+        distinct=distinct,
         batch_size=3,
     )
     assert [tuple(map(int, row)) for row in found.indices] == expected
@@ -137,9 +151,10 @@ def test_depth3_equals_brute_force(data, window, am_only):
     st.sampled_from([None, {"A"}, {"A", "D"}]),
     st.booleans(),
     st.booleans(),
+    st.booleans(),
 )
 def test_relaxed_pairs_equal_brute_force(
-    data, form_pool, window, allowed, denied, form_pos, lemma_pairs, am_only
+    data, form_pool, window, allowed, denied, form_pos, lemma_pairs, am_only, distinct
 ):
     pos, lemmas, sentences = data
     forms = form_pool[: len(pos)] if form_pos is not None else None
@@ -155,6 +170,7 @@ def test_relaxed_pairs_equal_brute_force(
         lemma_pairs=lemma_pairs,
         forms=forms,
         form_pos=form_pos,
+        distinct=distinct,
     )
     found = find_candidates(
         pos,
@@ -167,6 +183,7 @@ def test_relaxed_pairs_equal_brute_force(
         lemma_pairs=lemma_pairs,
         forms=forms,
         form_pos=form_pos,
+        distinct=distinct,
         batch_size=5,
     )
     assert [tuple(map(int, row)) for row in found.indices] == expected
@@ -193,6 +210,10 @@ def test_lemma_pairs_across_pos_tags():
         find_candidates(pos, form_pos={"NUM"})
     with pytest.raises(ValueError, match="need lemmas"):
         find_candidates(pos, lemma_pairs=True)
+    # repetition is no inversion: A and B share their lemma
+    pos, lemmas = ["DET"] * 4, ["the"] * 4
+    assert find_candidates(pos, lemmas=lemmas).indices.tolist() == [[0, 1, 2, 3]]
+    assert find_candidates(pos, lemmas=lemmas, distinct=True).indices.tolist() == []
 
 
 def test_anchor_blocks_and_batches():

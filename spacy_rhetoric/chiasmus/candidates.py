@@ -15,7 +15,8 @@ pairs (a, a') and (b, b') *match*, with ``a' - a < window``. A pair (i, j) match
 Further conditions:
 
 * optionally, ``a`` and ``a'`` (and so everything between them) in the same sentence,
-* optionally (``antimetabole_only``), ``lemma[a] == lemma[a']`` and ``lemma[b] == lemma[b']``.
+* optionally (``antimetabole_only``), ``lemma[a] == lemma[a']`` and ``lemma[b] == lemma[b']``;
+* optionally (``distinct``), ``lemma[a] != lemma[b]`` and ``lemma[b'] != lemma[a']``.
 
 A candidate of depth 3 is a sextuple ``a < b < c < c' < b' < a'`` with the same conditions
 on each of the three pairs. Candidates are arrays of positions in role order
@@ -173,6 +174,17 @@ def _antimetabole(indices: numpy.ndarray, lemmas: Optional[numpy.ndarray]) -> nu
     return flag
 
 
+def _distinct(indices: numpy.ndarray, lemmas: numpy.ndarray) -> numpy.ndarray:
+    """[k] bool: no two neighbouring roles of a half share their lemma."""
+    values = lemmas[indices]
+    width = indices.shape[1]
+    keep = numpy.ones(len(indices), dtype=bool)
+    for level in range(width // 2 - 1):
+        keep &= values[:, level] != values[:, level + 1]
+        keep &= values[:, width - 1 - level] != values[:, width - 2 - level]
+    return keep
+
+
 def _sorted(frames: numpy.ndarray, window: int) -> numpy.ndarray:
     """Sort block-local candidates lexicographically in role order, by one packed key
     (positions relative to A are < window) where it fits in 62 bits."""
@@ -198,6 +210,7 @@ def iter_candidates(
     lemma_pairs: bool = False,
     forms: Optional[Sequence] = None,
     form_pos: Optional[Iterable] = None,
+    distinct: bool = False,
     batch_size: int = 1 << 18,
 ) -> Iterator[Candidates]:
     """Stream the chiasmus candidates of a token sequence (see the module docstring).
@@ -217,6 +230,9 @@ def iter_candidates(
         positions repeating their form are a pair if both are eligible or have a part of
         speech in ``form_pos``.
     form_pos (Optional[Iterable]): labels that take part only in pairs repeating their form.
+    distinct (bool): drop candidates whose neighbouring roles share their lemma (A and B,
+        B' and A'; at depth 3 also B and C, C' and B'): "the ... the ... the ... the" is
+        repetition, not inversion (needs ``lemmas``).
     batch_size (int): soft bound on the candidates of one yielded batch.
     YIELDS (Candidates): batches in lexicographic order of the role tuples.
     """
@@ -229,8 +245,10 @@ def iter_candidates(
     lemma_codes = _codes(lemmas) if lemmas is not None else None
     if lemma_codes is not None and len(lemma_codes) != n:
         raise ValueError(f"chiasmus candidates: {len(lemma_codes)} lemmas for {n} tokens")
-    if (antimetabole_only or lemma_pairs) and lemma_codes is None:
-        raise ValueError("chiasmus candidates: antimetabole_only and lemma_pairs need lemmas")
+    if (antimetabole_only or lemma_pairs or distinct) and lemma_codes is None:
+        raise ValueError(
+            "chiasmus candidates: antimetabole_only, lemma_pairs and distinct need lemmas"
+        )
     form_codes = form_eligible = None
     if forms is not None:
         form_codes = _codes(forms)
@@ -288,6 +306,10 @@ def iter_candidates(
             if len(frames) == 0:
                 continue
             frames = _sorted(frames, window) + start
+            if distinct:
+                frames = frames[_distinct(frames, lemma_codes)]
+                if len(frames) == 0:
+                    continue
             yield Candidates(frames, _antimetabole(frames, lemma_codes))
 
 

@@ -85,6 +85,8 @@ class ChiasmusSuggester:
     lexical_attr (str): "LEMMA" or "LOWER": what the antimetabole flag compares.
     lemma_pairs (bool): a pair repeating its lemma matches whatever its POS tags.
     form_pos (Optional[List[str]]): POS that take part only where the pair repeats its form.
+    distinct (bool): drop candidates whose A and B (B' and A') share their lemma: mere
+        repetition ("the ... the ... the ... the"), no inversion.
     """
 
     def __init__(
@@ -98,6 +100,7 @@ class ChiasmusSuggester:
         lexical_attr: str = "LEMMA",
         lemma_pairs: bool = False,
         form_pos: Optional[List[str]] = None,
+        distinct: bool = False,
     ) -> None:
         roles(depth)
         if window < 2 * depth:
@@ -115,6 +118,7 @@ class ChiasmusSuggester:
         self.lexical_attr = lexical_attr
         self.lemma_pairs = lemma_pairs
         self.form_pos = list(form_pos) if form_pos else None
+        self.distinct = distinct
 
     def suggest(self, doc: Doc, name: str = "chiasmus_finder") -> Candidates:
         """doc (Doc): a doc, with POS (and lemmas) or without.
@@ -134,6 +138,7 @@ class ChiasmusSuggester:
                 denied_pos=[FORM_PUNCT, FORM_SPACE],
                 sentences=sentences,
                 antimetabole_only=True,
+                distinct=self.distinct,
             )
         use_lemmas = self.lexical_attr == "LEMMA" and doc.has_annotation("LEMMA")
         if self.antimetabole_only and self.lexical_attr == "LEMMA" and not use_lemmas:
@@ -151,6 +156,7 @@ class ChiasmusSuggester:
             lemma_pairs=self.lemma_pairs,
             forms=forms if self.form_pos else None,
             form_pos=self.form_pos,
+            distinct=self.distinct,
         )
 
     def __call__(self, docs: Iterable[Doc]) -> List[Candidates]:
@@ -188,9 +194,11 @@ def build_chiasmus_suggester_v2(
     lexical_attr: str = "LEMMA",
     lemma_pairs: bool = True,
     form_pos: Optional[List[str]] = DEFAULT_FORM_POS,
+    distinct: bool = True,
 ) -> ChiasmusSuggester:
     """Create the chiasmus candidate suggester (see ``ChiasmusSuggester``): pairs repeat
-    their POS or their lemma; ``form_pos`` take part where the pair repeats its form.
+    their POS or their lemma; ``form_pos`` take part where the pair repeats its form;
+    A and B never share their lemma (``distinct``).
 
     RETURNS (ChiasmusSuggester): a callable docs -> per-doc Candidates.
     """
@@ -215,6 +223,7 @@ def build_chiasmus_suggester_v2(
             "lexical_attr": "LEMMA",
             "lemma_pairs": True,
             "form_pos": DEFAULT_FORM_POS,
+            "distinct": True,
         },
         "spans_key": "chiasmus",
         "support_key": "chiasmus_support",

@@ -19,7 +19,7 @@ evaluated with ``spacy train``.
 """
 
 from pathlib import Path
-from typing import Callable, Iterator, List
+from typing import Callable, Iterator, List, Optional
 
 from spacy.language import Language
 from spacy.training import Example
@@ -42,6 +42,7 @@ def create_chiasmus_corpus(
     positive_labels: List[str] = DEFAULT_POSITIVE_LABELS,
     seed: int = 0,
     limit: int = 0,
+    negatives: Optional[Path] = None,
 ) -> Callable[[Language], Iterator[Example]]:
     """Create a reader of chiasmus candidates.
 
@@ -54,6 +55,9 @@ def create_chiasmus_corpus(
     positive_labels (List[str]): the labels of chiasmi, for the stratification.
     seed (int): the seed of the fold assignment.
     limit (int): read at most this many docs (0: all).
+    negatives (Optional[Path]): a DocBin of random inversions of running text
+        (``python -m spacy_rhetoric chiasmus negatives``), read after ``path`` and split
+        into the same folds: every part holds its share.
     RETURNS (Callable[[Language], Iterator[Example]]): the reader.
     """
     if part not in PARTS:
@@ -63,7 +67,8 @@ def create_chiasmus_corpus(
     from ..corpora.stats import read_docbins
 
     def read(nlp: Language) -> Iterator[Example]:
-        references = list(read_docbins([Path(path)], nlp.vocab))
+        sources = [Path(path)] + ([Path(negatives)] if negatives else [])
+        references = list(read_docbins(sources, nlp.vocab))
         if n_folds and part != "all":
             positive = set(positive_labels)
             is_positive = [

@@ -60,6 +60,37 @@ def chiasmus_find_cli(
     msg.info(f"{len(text)} characters in {seconds:.1f}s")
 
 
+@chiasmus_app.command("negatives")
+def chiasmus_negatives_cli(
+    ud_dir: Path = Arg(..., help="The UD folder of the data mirror (German GSD and LIT)"),
+    output: Path = Arg(
+        ..., help="The DocBin to write (e.g. corpus/chiasmus-de-random/random.spacy)"
+    ),
+    config: Optional[Path] = Opt(
+        None, "--config", help="Training config whose suggester samples (default: de.cfg)"
+    ),
+    n: int = Opt(4000, "--n", help="How many random inversions"),
+    seed: int = Opt(0, "--seed", help="Sampling seed"),
+):
+    """Sample random inversions of German running text (UD GSD and the first half of
+    LIT, gold POS and lemmas) with the training config's suggester, as extra negatives
+    for the German scorer (the reader's `negatives`, Schneider et al.'s 4,000)."""
+    from spacy.tokens import DocBin
+
+    from ..chiasmus.evaluate import german_negatives, settings_from_config
+
+    try:
+        negatives = german_negatives(ud_dir, settings_from_config(config), n, seed)
+    except (ValueError, OSError) as err:
+        msg.fail(str(err), exits=1)
+    docbin = DocBin(store_user_data=True)
+    for example in negatives:
+        docbin.add(example.reference)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    docbin.to_disk(output)
+    msg.good(f"{len(negatives)} random inversions -> {output}")
+
+
 @chiasmus_app.command("evaluate")
 def chiasmus_evaluate_cli(
     language: str = Arg(
