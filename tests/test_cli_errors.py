@@ -19,6 +19,7 @@ BAD_INPUTS = {
     "analyze": [["M", "--lang", "en"], ["D", "--lang", "en"], ["T", "--lang", "fr"],
                 ["T", "--lang", "en", "-m", "base-en=D"]],
     "chiasmus evaluate": [["de", "M"], ["de", "T"], ["xx", "D"], ["en", "D"]],
+    "chiasmus negatives": [["M", "O"], ["D", "O"], ["T", "O"], ["D", "O", "--config", "T"]],
     "chiasmus find": [["M", "--lang", "en"], ["T", "--model", "D"], ["T", "--lang", "xx"],
                       ["T"], ["D", "--lang", "en"], ["T", "--model", "T"]],
     "corpus assets": [["M"], ["Y"]],

@@ -176,7 +176,8 @@ def _fake_project(tmp_path, script):
 
 def test_build_model_runs_the_project_commands(places, tmp_path, monkeypatch):
     data = tmp_path / "data"
-    (data / "german-chiasmus").mkdir(parents=True)
+    for folder in MODEL_SPECS["chiasmus-de"].data:  # german-chiasmus, ud (random negatives)
+        (data / folder).mkdir(parents=True)
     spec = dataclasses.replace(
         MODEL_SPECS["chiasmus-de"], commands=("train-it",), output="out/model-best"
     )
