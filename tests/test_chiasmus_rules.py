@@ -97,3 +97,20 @@ def test_trained_scorer_still_needs_pos():
     )
     with pytest.raises(ValueError, match="needs token.pos_"):
         nlp(ASK_NOT)
+
+
+def test_whitespace_never_takes_part():
+    vocab = spacy.blank("en").vocab
+    words = ["eat", "to", "live", "\n\n", "live", "to", "eat", "\n\n"]
+    doc = Doc(
+        vocab,
+        words=words,
+        spaces=[True, True, False, False, True, True, False, False],
+        pos=["VERB", "PART", "VERB", "ADJ", "VERB", "PART", "VERB", "ADJ"],  # a tagger's slip
+        lemmas=["eat", "to", "live", "\n\n", "live", "to", "eat", "\n\n"],
+    )
+    nlp = spacy.blank("en")
+    finder = nlp.add_pipe("chiasmus_finder", config={"suggester": {"allowed_pos": None}})
+    rows = finder.suggester.suggest(doc).indices.tolist()
+    assert [0, 2, 4, 6] in rows
+    assert not any(i in (3, 7) for row in rows for i in row)

@@ -144,13 +144,15 @@ class ChiasmusSuggester:
         if self.antimetabole_only and self.lexical_attr == "LEMMA" and not use_lemmas:
             check_doc(doc, "LEMMA", name)
         lemmas = [t.lemma_.lower() for t in doc] if use_lemmas else forms
+        # whitespace never takes part, whatever POS a tagger gave it
+        pos = [FORM_SPACE if t.is_space else t.pos_ for t in doc]
         return find_candidates(
-            [t.pos_ for t in doc],
+            pos,
             lemmas=lemmas,
             window=self.window,
             depth=self.depth,
             allowed_pos=self.allowed_pos,
-            denied_pos=self.denied_pos,
+            denied_pos=(self.denied_pos or []) + [FORM_SPACE],
             sentences=sentences,
             antimetabole_only=self.antimetabole_only,
             lemma_pairs=self.lemma_pairs,
