@@ -394,11 +394,14 @@ def test_intertext_index(no_models, tmp_path):
     ]
     assert all(f["score"] > 0 for f in links)  # lexical scores without a dense channel
     assert "class='intertext-render'" in analysis_page(analysis, "intertext")
-    # no reranker, no threshold: said loudly; --top-k and --threshold narrow the links
-    assert "WARNING: the index has no reranker" in note.detail and "top 10" in note.detail
+    # no reranker, no threshold and an index too small for a default one: said loudly;
+    # --top-k and --threshold narrow the links
+    assert "WARNING: the index has no reranker and is too small" in note.detail
+    assert "top 10" in note.detail and "queries: sentences (rule-based sentencizer)" in note.detail
     narrow = build_analyzer("la", index=tmp_path / "index", threshold=1e9, top_k=1)
     note = next(n for n in narrow.notes if n.component == "intertext")
-    assert "WARNING" not in note.detail and "top 1 with similarity >= 1000000000.0" in note.detail
+    assert "WARNING" not in note.detail
+    assert "top 1 with lexical score >= 1000000000.0" in note.detail
     findings = analysis_data(analyze_files(narrow, [text]))["findings"]
     assert not [f for f in findings if f["kind"] == "intertext"]
     with pytest.raises(AnalyzeError, match="--top-k"):

@@ -336,9 +336,13 @@ def _add_intertext(
     nlp: Language, lang: str, index: Path, threshold: Optional[float] = None, top_k: int = 10
 ) -> Note:
     """Add ``intertext_matcher`` with an index (opened now, so that a bad index fails
-    here with a clear message rather than on the first document). Without a reranker in
-    the index every one of the top ``top_k`` candidates at or above ``threshold`` is a
-    link (all of them, without a threshold): the note says so, loudly."""
+    here with a clear message rather than on the first document), behind a rule-based
+    ``sentencizer`` where nothing else splits sentences, so that the queries are
+    sentences. Without a reranker in the index and without ``threshold`` the index's
+    default threshold applies (``intertext.null``): the note says so, loudly."""
+    from ..intertext.link import link_threshold
+    from ..intertext.null import NULL_KEY
+
     if not index.exists():
         raise AnalyzeError(
             f"Intertext index not found: {index} (build one with "
@@ -346,29 +350,42 @@ def _add_intertext(
         )
     if top_k < 1:
         raise AnalyzeError(f"--top-k must be at least 1, got {top_k}")
+    if not any(nlp.has_pipe(name) for name in ("parser", "senter", "sentencizer")):
+        nlp.add_pipe("sentencizer")
     config = {"index_path": str(index), "k": top_k, "threshold": threshold}
     matcher = nlp.add_pipe("intertext_matcher", config=config)
     try:
         size = len(matcher.index)
+        used = link_threshold(matcher.reranker, threshold, matcher.index)
     except (OSError, ValueError, KeyError) as err:
         raise AnalyzeError(f"intertext_matcher cannot open the index {index}: {err}") from None
-    splits = any(nlp.has_pipe(name) for name in ("parser", "senter", "sentencizer"))
-    segment = "sentences" if splits else "whole chunks"
-    detail = f"intertext_matcher, index {index} ({size} source segments; queries: {segment}"
+    splitter = "parser" if nlp.has_pipe("parser") else "senter"
+    if nlp.has_pipe("sentencizer"):
+        splitter = "rule-based sentencizer"
+    detail = f"intertext_matcher, index {index} ({size} source segments; queries: sentences "
+    detail += f"({splitter})"
     if matcher.reranker is not None:
-        used = threshold if threshold is not None else matcher.reranker.threshold
         detail += f"; reranker, links with probability >= {used:.3f} among the top {top_k})"
-    elif threshold is None:
+        return Note(lang, "intertext", True, detail)
+    score = "cosine similarity" if matcher.index.has_dense else "lexical score"
+    train = (
+        f"train a reranker with `python -m spacy_rhetoric intertext train LABELS --index {index}`"
+    )
+    if threshold is not None:
+        detail += f"; no reranker: candidates among the top {top_k} with {score} >= {threshold})"
+    elif used is None:
         detail += (
-            f"). WARNING: the index has no reranker and no --threshold was given, so each "
-            f"of the top {top_k} candidates of every {segment[:-1]} is reported as a link; "
-            "train a reranker with `python -m spacy_rhetoric intertext train LABELS "
-            f"--index {index}` or pass --threshold (cosine similarity) and --top-k"
+            f"). WARNING: the index has no reranker and is too small to estimate a default "
+            f"threshold, so each of the top {top_k} candidates of every sentence is reported "
+            f"as a link; {train} or pass --threshold ({score})"
         )
     else:
+        share = 100 * (1 - matcher.index.cfg[NULL_KEY]["quantile"])
         detail += (
-            f"; no reranker: candidates among the top {top_k} with similarity >= "
-            f"{threshold} are links)"
+            f"). WARNING: the index has no reranker; links are the top {top_k} candidates "
+            f"with {score} >= {used:.3f}, the index's default threshold (a similarity that "
+            f"about {share:.0f} % of its source segments reach with unrelated sources): expect "
+            f"missed allusions and some chance links; {train}, or pass --threshold"
         )
     return Note(lang, "intertext", True, detail)
 

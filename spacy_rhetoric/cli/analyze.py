@@ -24,7 +24,8 @@ def analyze_cli(
         None,
         "--threshold",
         help="Intertext: link threshold (the reranker's probability; without a reranker, "
-        "the similarity; default: the reranker's own threshold)",
+        "the similarity; default: the reranker's own, else the index's default; -1: every "
+        "top-k candidate)",
     ),
     top_k: int = Opt(10, "--top-k", help="Intertext: candidates per sentence that may be links"),
     encoding: str = Opt("utf-8", "--encoding", help="Encoding of the input files"),

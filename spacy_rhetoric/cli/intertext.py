@@ -78,6 +78,7 @@ def intertext_index_cli(
 ) -> None:
     """Build an intertext index from source segments and save it."""
     from ..intertext.index import IntertextIndex
+    from ..intertext.null import NULL_KEY, estimate_null_threshold
 
     set_torch_threads()
     segments = _read_segments(source, authors)
@@ -91,17 +92,36 @@ def intertext_index_cli(
         max_seq_length=max_seq_length,
         progress=on_terminal(),
     )
+    null_start = time.perf_counter()
+    index.cfg[NULL_KEY] = estimate_null_threshold(index)
+    index.cfg["build_timings"]["null_threshold_s"] = time.perf_counter() - null_start
     index.to_disk(output)
     seconds = time.perf_counter() - start
+    null = index.cfg[NULL_KEY]
     summary = {
         "segments": len(index),
         "seconds": seconds,
         "segments_per_s": len(index) / seconds if seconds else 0.0,
         "output": str(output),
+        "default_threshold": null["threshold"],
+        "default_threshold_score": null["score"],
         **index.cfg["build_timings"],
     }
     if not emit_json(summary, stats, as_json):
         typer.echo(f"Indexed {len(index)} segments in {seconds:.1f} s -> {output}")
+        if null["threshold"] is None:
+            typer.echo(
+                "Too few segments to estimate a default link threshold: without a reranker "
+                "(`intertext train`) or --threshold every top-k candidate is a link."
+            )
+        else:
+            typer.echo(
+                f"Default link threshold without a reranker: {null['score']} >= "
+                f"{null['threshold']:.3f} (reached by {100 * (1 - null['quantile']):.0f} % of "
+                f"{null['values']} sampled source segments against the other sources); train "
+                "a reranker with `python -m spacy_rhetoric intertext train LABELS --index "
+                f"{output}` for better links."
+            )
 
 
 @intertext_app.command("train")
@@ -137,7 +157,11 @@ def intertext_match_cli(
     output: Path = Opt(..., "--output", "-o", help="Output file (.csv or .json)"),
     k: int = Opt(10, "--top-k", "-k", help="Candidates per query segment"),
     threshold: Optional[float] = Opt(
-        None, "--threshold", "-t", help="Link threshold (default: the reranker's)"
+        None,
+        "--threshold",
+        "-t",
+        help="Link threshold (default: the reranker's; without one, the index's default "
+        "similarity threshold; -1: every candidate)",
     ),
     authors: Optional[str] = Opt(None, "--authors", help="Tesserae folder: only these authors"),
     links_only: bool = Opt(
@@ -157,7 +181,7 @@ def intertext_match_cli(
     segments = _read_segments(query, authors)
     index = IntertextIndex.from_disk(index_dir)
     reranker = load_reranker(index_dir)
-    threshold = link_threshold(reranker, threshold)
+    threshold = link_threshold(reranker, threshold, index)
     rows: List[Dict] = []
     start = time.perf_counter()
     with tqdm(
@@ -168,7 +192,7 @@ def intertext_match_cli(
     ) as bar:
         for b in range(0, len(segments), batch_size):
             batch = segments[b : b + batch_size]
-            ranked = link_segments(index, [t for _, t in batch], reranker, k=k)
+            ranked = link_segments(index, [t for _, t in batch], reranker, k=k, threshold=threshold)
             for (qid, text), candidates in zip(batch, ranked):
                 for c in candidates:
                     if links_only and not c["link"]:

@@ -12,7 +12,8 @@ dict with ``source_id``, ``source_text``, ``retrieval_score`` (fused), ``lexical
 Which candidates become links: with a reranker, those among the top ``k`` whose
 probability >= ``threshold`` (None: the threshold the reranker was trained with);
 without one, the top ``k`` whose cosine similarity (lexical score for a lexical-only
-index) >= ``threshold`` (None: all k). See ``link.link_segments``.
+index) >= ``threshold`` (None: the index's default, a similarity that unrelated source
+segments rarely reach, see ``null.py``; -1: all k). See ``link.link_segments``.
 """
 
 from pathlib import Path

@@ -1,26 +1,34 @@
 """Query segments linked to source passages: retrieval from an index, then the reranker
 (if any) and the link threshold. The one place where a candidate becomes a link, for
-``intertext_matcher`` and for ``intertext match`` alike."""
+``intertext_matcher``, ``analyze`` and ``intertext match`` alike."""
 
 from typing import Any, Dict, List, Optional, Sequence
 
 from .index import IntertextIndex
+from .null import null_threshold
 from .rerank import FeatureReranker
 
 
 def link_threshold(
-    reranker: Optional[FeatureReranker], threshold: Optional[float]
+    reranker: Optional[FeatureReranker],
+    threshold: Optional[float],
+    index: Optional[IntertextIndex] = None,
 ) -> Optional[float]:
-    """The threshold in force: the one given, else the reranker's (None: every
-    retrieved candidate is a link).
+    """The threshold in force: the one given, else the reranker's, else the index's
+    default threshold (``null.null_threshold``; a similarity that unrelated source
+    segments rarely reach). None: every retrieved candidate is a link (no index given,
+    or one too small to estimate its default).
 
     reranker (Optional[FeatureReranker]): the reranker, if any.
     threshold (Optional[float]): an explicit threshold.
+    index (Optional[IntertextIndex]): the index, for its default threshold.
     RETURNS (Optional[float]): the threshold.
     """
     if threshold is not None:
         return threshold
-    return reranker.threshold if reranker is not None else None
+    if reranker is not None:
+        return reranker.threshold
+    return null_threshold(index) if index is not None else None
 
 
 def link_segments(
@@ -35,8 +43,9 @@ def link_segments(
 
     With a reranker the candidates are ordered by its probability and a link is a
     candidate whose probability reaches the threshold (by default the reranker's);
-    without one they keep the retrieval order and the threshold, if given, applies to
-    the cosine similarity (dense index) or else the lexical score.
+    without one they keep the retrieval order and the threshold (by default the index's
+    own, see ``link_threshold``) applies to the cosine similarity (dense index) or else
+    the lexical score.
 
     index (IntertextIndex): the source index.
     texts (Sequence[str]): the query texts.
@@ -48,7 +57,7 @@ def link_segments(
         order: source_id, source_text, retrieval_score, lexical, similarity,
         probability, rank and link (whether it is a link).
     """
-    cut = link_threshold(reranker, threshold)
+    cut = link_threshold(reranker, threshold, index)
     dense = index.embeddings is not None
     linked = []
     for text, candidates in zip(texts, index.search(list(texts), k, pool)):
