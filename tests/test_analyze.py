@@ -381,7 +381,7 @@ def test_intertext_index(no_models, tmp_path):
     IntertextIndex.build(sources, dense=False).to_disk(tmp_path / "index")
     with pytest.raises(AnalyzeError, match="Intertext index not found"):
         build_analyzer("la", index=tmp_path / "missing")
-    analyzer = build_analyzer("la", index=tmp_path / "index")
+    analyzer = build_analyzer("la", index=tmp_path / "index", packaged_reranker=False)
     note = next(n for n in analyzer.notes if n.component == "intertext")
     assert note.ran and "3 source segments" in note.detail
     text = tmp_path / "x.txt"
@@ -398,7 +398,9 @@ def test_intertext_index(no_models, tmp_path):
     # --top-k and --threshold narrow the links
     assert "WARNING: the index has no reranker and is too small" in note.detail
     assert "top 10" in note.detail and "queries: sentences (rule-based sentencizer)" in note.detail
-    narrow = build_analyzer("la", index=tmp_path / "index", threshold=1e9, top_k=1)
+    narrow = build_analyzer(
+        "la", index=tmp_path / "index", threshold=1e9, top_k=1, packaged_reranker=False
+    )
     note = next(n for n in narrow.notes if n.component == "intertext")
     assert "WARNING" not in note.detail
     assert "top 1 with lexical score >= 1000000000.0" in note.detail
@@ -406,6 +408,11 @@ def test_intertext_index(no_models, tmp_path):
     assert not [f for f in findings if f["kind"] == "intertext"]
     with pytest.raises(AnalyzeError, match="--top-k"):
         build_analyzer("la", index=tmp_path / "index", top_k=0)
+    # by default an index without a reranker gets the packaged one for its kind
+    packaged = build_analyzer("la", index=tmp_path / "index")
+    note = next(n for n in packaged.notes if n.component == "intertext")
+    assert "the packaged Loci Similes reranker (trained on " in note.detail
+    assert "WARNING" not in note.detail and "intertext train LABELS" in note.detail
     result = runner.invoke(
         app,
         ["analyze", str(text), "--lang", "la", "--index", str(tmp_path / "index"),

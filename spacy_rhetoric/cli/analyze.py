@@ -28,6 +28,11 @@ def analyze_cli(
         "top-k candidate)",
     ),
     top_k: int = Opt(10, "--top-k", help="Intertext: candidates per sentence that may be links"),
+    packaged_reranker: bool = Opt(
+        True,
+        "--packaged-reranker/--no-packaged-reranker",
+        help="Intertext: for an index without a reranker, the packaged one that fits it",
+    ),
     encoding: str = Opt("utf-8", "--encoding", help="Encoding of the input files"),
     pattern: str = Opt("*.txt", "--pattern", help="Files to take from directories"),
     batch_size: int = Opt(16, "--batch-size", help="Docs (paragraph chunks) per nlp.pipe batch"),
@@ -58,7 +63,10 @@ def analyze_cli(
         check_language(lang)
         files = collect_files(inputs, pattern)
         explicit = explicit_models(model)
-        analyzer = build_analyzer(lang, explicit, index, threshold=threshold, top_k=top_k)
+        analyzer = build_analyzer(
+            lang, explicit, index, threshold=threshold, top_k=top_k,
+            packaged_reranker=packaged_reranker,
+        )  # fmt: skip
     except (AnalyzeError, InputError) as error:
         msg.fail(str(error), exits=1)
     for note in analyzer.notes:

@@ -131,16 +131,23 @@ def intertext_train_cli(
     ),
     index_dir: Path = Opt(..., "--index", help="Index directory (the reranker is saved into it)"),
     k: int = Opt(10, "--top-k", "-k", help="Candidates per query the reranker is trained on"),
+    export: Optional[Path] = Opt(
+        None,
+        "--export",
+        help="Also write the reranker with its fusion as a portable file (as the packaged ones)",
+    ),
     as_json: bool = Opt(False, "--json", help="Print the summary as JSON"),
 ) -> None:
     """Train the feature reranker on gold links and store it in the index."""
-    from ..intertext.train import train_reranker
+    from ..intertext.train import export_reranker, train_reranker
 
     set_torch_threads()
     try:
         summary = train_reranker(labels, index_dir, k)
     except (CorpusFormatError, FileNotFoundError) as err:  # bad labels, or no index there
         msg.fail(str(err), exits=1)
+    if export is not None:
+        summary["export"] = {"file": str(export), **export_reranker(index_dir, export, summary)}
     if not emit_json(summary, None, as_json):
         typer.echo(
             f"Trained the reranker on {summary['queries']} queries ({summary['positives']} "
@@ -168,6 +175,11 @@ def intertext_match_cli(
         False, "--links-only", help="Write only the candidates above the threshold"
     ),
     batch_size: int = Opt(512, "--batch-size", help="Query segments per search batch"),
+    packaged: bool = Opt(
+        True,
+        "--packaged/--no-packaged",
+        help="Without a reranker in the index, use the packaged one that fits it",
+    ),
     stats: Optional[Path] = Opt(None, "--stats", help="Write the summary (timings) as JSON here"),
 ) -> None:
     """Link query segments to the indexed sources; write locisimiles-style CSV or JSON."""
@@ -175,12 +187,12 @@ def intertext_match_cli(
 
     from ..intertext.index import IntertextIndex
     from ..intertext.link import link_segments, link_threshold
-    from ..intertext.rerank import load_reranker
+    from ..intertext.rerank import index_reranker
 
     set_torch_threads()
     segments = _read_segments(query, authors)
     index = IntertextIndex.from_disk(index_dir)
-    reranker = load_reranker(index_dir)
+    reranker = index_reranker(index, index_dir, packaged)
     threshold = link_threshold(reranker, threshold, index)
     rows: List[Dict] = []
     start = time.perf_counter()
@@ -231,6 +243,7 @@ def intertext_match_cli(
             "sources": len(index),
             "k": k,
             "threshold": threshold,
+            "reranker": None if reranker is None else (reranker.origin or "the index's own"),
             "seconds": seconds,
             "segments_per_s": len(segments) / max(seconds, 1e-9),
             "links": links,

@@ -9,7 +9,8 @@ dict with ``source_id``, ``source_text``, ``retrieval_score`` (fused), ``lexical
 (shared-rarity score), ``similarity`` (cosine), ``probability`` (reranker, or None) and
 ``rank``. ``doc._.intertext_links`` lists (span, links) for the whole doc.
 
-Which candidates become links: with a reranker, those among the top ``k`` whose
+Which candidates become links: with a reranker (the index's own, else the packaged one
+for its kind, see ``rerank.index_reranker``), those among the top ``k`` whose
 probability >= ``threshold`` (None: the threshold the reranker was trained with);
 without one, the top ``k`` whose cosine similarity (lexical score for a lexical-only
 index) >= ``threshold`` (None: the index's default, a similarity that unrelated source
@@ -27,7 +28,7 @@ from spacy.util import minibatch
 
 from .index import IntertextIndex
 from .link import link_segments
-from .rerank import RERANKER_FILE, FeatureReranker, load_reranker
+from .rerank import RERANKER_FILE, FeatureReranker, apply_fusion, index_reranker, load_reranker
 
 SPANS_KEY = "intertext"
 LABEL = "intertext"
@@ -61,6 +62,7 @@ def get_intertext_links(doc: Doc, spans_key: str = SPANS_KEY) -> List[Tuple[Span
         "pool": 100,
         "segment": "sents",
         "rerank": True,
+        "packaged_reranker": True,
         "spans_key": SPANS_KEY,
         "scorer": {"@scorers": "spacy-rhetoric.intertext_scorer.v1"},
     },
@@ -75,6 +77,7 @@ def make_intertext_matcher(
     pool: int,
     segment: str,
     rerank: bool,
+    packaged_reranker: bool,
     spans_key: str,
     scorer: Optional[Callable],
 ) -> "IntertextMatcher":
@@ -90,6 +93,8 @@ def make_intertext_matcher(
         sentence boundaries) or "doc".
     rerank (bool): use the trained reranker (the index's, or the one saved with the
         component).
+    packaged_reranker (bool): for an index without a reranker, the packaged one that
+        fits its kind (``rerank.index_reranker``); else the index's default threshold.
     spans_key (str): the span group to write.
     scorer (Optional[Callable]): the scoring method (recall@k, MRR, P/R/F1).
     """
@@ -102,6 +107,7 @@ def make_intertext_matcher(
         pool=pool,
         segment=segment,
         rerank=rerank,
+        packaged_reranker=packaged_reranker,
         spans_key=spans_key,
         scorer=scorer,
     )
@@ -127,6 +133,7 @@ class IntertextMatcher(Pipe):
         pool: int = 100,
         segment: str = "sents",
         rerank: bool = True,
+        packaged_reranker: bool = True,
         spans_key: str = SPANS_KEY,
         scorer: Optional[Callable] = None,
         index: Optional[IntertextIndex] = None,
@@ -148,6 +155,7 @@ class IntertextMatcher(Pipe):
             "pool": pool,
             "segment": segment,
             "rerank": rerank,
+            "packaged_reranker": packaged_reranker,
             "spans_key": spans_key,
         }
         self.scorer = scorer
@@ -173,8 +181,11 @@ class IntertextMatcher(Pipe):
                     "initialize(index_path=...)"
                 )
             self._index = IntertextIndex.from_disk(path)
+            if self._reranker_read:  # saved with the component: its fusion, if it has one
+                apply_fusion(self._index, self.reranker)
         if not self._reranker_read:
-            self.reranker = load_reranker(self.cfg["index_path"])
+            packaged = self.cfg.get("packaged_reranker", True)
+            self.reranker = index_reranker(self._index, self.cfg["index_path"], packaged)
             self._reranker_read = True
         return self._index
 

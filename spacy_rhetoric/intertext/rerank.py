@@ -14,7 +14,7 @@ out-of-fold probabilities of the training queries.
 
 import math
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import srsly
@@ -126,11 +126,17 @@ class FeatureReranker:
         l2: float = 1.0,
         threshold: float = 0.5,
         pool: int = 100,
+        fusion: Optional[Dict[str, Any]] = None,
+        origin: Optional[str] = None,
     ):
         self.model = model
         self.l2 = l2
         self.threshold = threshold
         self.pool = pool
+        # a packaged reranker carries the fusion it was trained with (an index's own
+        # reranker finds it in the index's meta.json) and says where it comes from
+        self.fusion = fusion
+        self.origin = origin
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> "FeatureReranker":
         """X (np.ndarray): (n, n_features). y (np.ndarray): (n,) 0/1.
@@ -167,7 +173,7 @@ class FeatureReranker:
     def to_dict(self) -> Dict:
         if self.model is None:
             raise ValueError("intertext reranker: not trained (call fit or load one)")
-        return {
+        data = {
             "type": "feature_logreg",
             "features": list(FEATURES),
             "model": self.model.to_dict(),
@@ -175,6 +181,11 @@ class FeatureReranker:
             "threshold": self.threshold,
             "pool": self.pool,
         }
+        if self.fusion is not None:
+            data["fusion"] = self.fusion
+        if self.origin is not None:
+            data["origin"] = self.origin
+        return data
 
     @classmethod
     def from_dict(cls, data: Dict) -> "FeatureReranker":
@@ -192,6 +203,8 @@ class FeatureReranker:
             float(data["l2"]),
             float(data["threshold"]),
             int(data["pool"]),
+            data.get("fusion"),
+            data.get("origin"),
         )
 
 
@@ -306,6 +319,52 @@ class CrossEncoderReranker:
 
 
 RERANKER_FILE = "reranker.json"  # in an index directory, or a component's
+
+
+# rerankers that ship with the package, trained by `intertext train --export` on the Loci
+# Similes links against an index of Virgil (project command train-intertext-rerankers):
+# one for each index kind they fit (their features include the dense channel's scores)
+PACKAGED_DIR = Path(__file__).resolve().parent.parent / "data" / "intertext"
+PACKAGED_RERANKERS = {
+    "multilingual-e5-small": "reranker-multilingual-e5-small.json",
+    "lexical": "reranker-lexical.json",
+}
+
+
+def packaged_reranker_file(index: IntertextIndex) -> Optional[Path]:
+    """The packaged reranker that fits an index: its dense model's, or the lexical-only
+    one (None: no packaged reranker for this encoder, or none installed)."""
+    kind = index.cfg.get("model") if index.has_dense else "lexical"
+    name = PACKAGED_RERANKERS.get(kind)
+    file = PACKAGED_DIR / name if name else None
+    return file if file is not None and file.is_file() else None
+
+
+def apply_fusion(index: IntertextIndex, reranker: Optional[FeatureReranker]) -> None:
+    """Give the index (in memory) the fusion a packaged reranker was trained with."""
+    if reranker is not None and reranker.fusion is not None:
+        index.cfg["weights"] = list(reranker.fusion["weights"])
+        index.cfg["rrf_k"] = float(reranker.fusion["rrf_k"])
+
+
+def index_reranker(
+    index: IntertextIndex, path: Union[str, Path], packaged: bool = True
+) -> Optional[FeatureReranker]:
+    """The reranker an index is searched with: its own (``intertext train``), else with
+    ``packaged`` the packaged one for its kind, whose fusion it then takes on.
+
+    index (IntertextIndex): the index.
+    path (Union[str, Path]): its directory.
+    packaged (bool): fall back to a packaged reranker.
+    RETURNS (Optional[FeatureReranker]): the reranker (None: none fits).
+    """
+    reranker = load_reranker(path)
+    if reranker is None and packaged:
+        file = packaged_reranker_file(index)
+        if file is not None:
+            reranker = FeatureReranker.from_dict(srsly.read_json(file))
+    apply_fusion(index, reranker)
+    return reranker
 
 
 def load_reranker(path: Union[str, Path]) -> Optional[FeatureReranker]:

@@ -107,3 +107,26 @@ def train_reranker(
         "k": k,
         "fusion": {"weights": index.cfg["weights"], "rrf_k": index.cfg["rrf_k"]},
     }
+
+
+def export_reranker(index_dir: Path, output: Path, summary: Dict[str, Any]) -> Dict[str, Any]:
+    """Write an index's trained reranker as a portable file that carries its fusion and
+    where it comes from (as the packaged rerankers in ``spacy_rhetoric/data/intertext``).
+
+    index_dir (Path): a trained index (``train_reranker``).
+    output (Path): the file to write.
+    summary (Dict[str, Any]): ``train_reranker``'s summary.
+    RETURNS (Dict[str, Any]): what was written.
+    """
+    cfg = srsly.read_json(Path(index_dir) / META_FILE)
+    data = srsly.read_json(Path(index_dir) / RERANKER_FILE)
+    encoder = cfg["model"] if cfg.get("dim") else "no dense channel"
+    data["fusion"] = {"weights": cfg["weights"], "rrf_k": cfg["rrf_k"]}
+    data["origin"] = (
+        f"trained on {summary['links']} gold links of {summary['queries']} queries "
+        f"({summary['positives']} retrieved) against an index of {cfg['n_segments']} "
+        f"segments ({encoder}), threshold {summary['threshold']:.3f}"
+    )
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
+    srsly.write_json(output, data)
+    return data
