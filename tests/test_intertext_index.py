@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import srsly
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -353,3 +354,23 @@ def test_training_a_dense_index_stores_the_chosen_fusion(tmp_path):
     assert loaded.cfg["weights"] == [1.0, w_dense]
     assert loaded.cfg["rrf_k"] == summary["fusion"]["rrf_k"]
     assert load_reranker(tmp_path / "idx") is not None
+
+
+def test_exported_reranker_carries_its_fusion_and_origin(tmp_path):
+    """`intertext train --export`: the portable form of the packaged rerankers."""
+    from spacy_rhetoric.intertext.rerank import FeatureReranker, apply_fusion, load_reranker
+    from spacy_rhetoric.intertext.train import export_reranker, train_reranker
+
+    _tiny_index().to_disk(tmp_path / "idx")
+    summary = train_reranker(FIXTURES, tmp_path / "idx", k=5)
+    export_reranker(tmp_path / "idx", tmp_path / "out" / "reranker.json", summary)
+    exported = FeatureReranker.from_dict(srsly.read_json(tmp_path / "out" / "reranker.json"))
+    own = load_reranker(tmp_path / "idx")
+    assert exported.threshold == own.threshold and exported.fusion == summary["fusion"]
+    assert f"trained on {summary['links']} gold links" in exported.origin
+    assert "no dense channel" in exported.origin
+    fresh = _tiny_index()
+    fresh.cfg["weights"], fresh.cfg["rrf_k"] = [0.0, 0.0], 1.0
+    apply_fusion(fresh, exported)
+    assert fresh.cfg["weights"] == list(summary["fusion"]["weights"])
+    assert fresh.cfg["rrf_k"] == summary["fusion"]["rrf_k"]

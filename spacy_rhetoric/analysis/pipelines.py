@@ -360,8 +360,8 @@ def _add_intertext(
         raise AnalyzeError(f"--top-k must be at least 1, got {top_k}")
     if not any(nlp.has_pipe(name) for name in ("parser", "senter", "sentencizer")):
         nlp.add_pipe("sentencizer")
-    config = {"index_path": str(index), "k": top_k, "threshold": threshold}
-    config["packaged_reranker"] = packaged
+    config = {"index_path": str(index), "k": top_k, "threshold": threshold,
+              "packaged_reranker": packaged}  # fmt: skip
     matcher = nlp.add_pipe("intertext_matcher", config=config)
     try:
         size = len(matcher.index)

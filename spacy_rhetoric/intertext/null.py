@@ -56,6 +56,8 @@ def estimate_null_threshold(
     score = "cosine" if index.has_dense else "lexical"
     rng = np.random.default_rng(seed)
     rows = np.sort(rng.choice(n, size=min(sample, n), replace=False)) if n else np.zeros(0)
+    # searched as text, not by their stored vectors: those are passage embeddings, and a
+    # query is encoded with the query prompt, so its similarities are what queries reach
     texts = [index.texts[r] for r in rows]
     hits = index.search(texts, k + 2 * neighbours + 1) if texts else []
     best: List[float] = []

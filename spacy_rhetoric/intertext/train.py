@@ -121,7 +121,7 @@ def export_reranker(index_dir: Path, output: Path, summary: Dict[str, Any]) -> D
     cfg = srsly.read_json(Path(index_dir) / META_FILE)
     data = srsly.read_json(Path(index_dir) / RERANKER_FILE)
     encoder = cfg["model"] if cfg.get("dim") else "no dense channel"
-    data["fusion"] = {"weights": cfg["weights"], "rrf_k": cfg["rrf_k"]}
+    data["fusion"] = summary["fusion"]
     data["origin"] = (
         f"trained on {summary['links']} gold links of {summary['queries']} queries "
         f"({summary['positives']} retrieved) against an index of {cfg['n_segments']} "
