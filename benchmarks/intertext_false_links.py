@@ -23,7 +23,9 @@ index); ``by_cosine``: (1) cut at fixed cosines, for information (nothing is cho
 
 Loci Similes: the gold query passages (Jerome, Lactantius) against each index; link-level
 recall over the links whose source the index holds (a link is found if one of its lines
-is linked), precision over the links predicted for those queries. On the Virgil index the
+is linked); precision over the source lines predicted for the queries with such links,
+and over all 463 queries (``precision_all_queries``: a query whose sources are all
+elsewhere is a distractor, and every line linked to it counts as wrong). On the Virgil index the
 packaged reranker saw these links, so its score there is replaced by ``own_reranker_cv``:
 a reranker trained on four grouped folds (``evaluate.query_folds``) and scored on the
 fifth. On the other authors' index the packaged reranker never saw a positive link (it
@@ -50,9 +52,9 @@ import srsly
 from spacy_rhetoric.analysis.pipelines import build_analyzer
 from spacy_rhetoric.corpora.tesserae import read_tesserae
 from spacy_rhetoric.intertext.evaluate import query_folds, read_links
-from spacy_rhetoric.intertext.index import IntertextIndex
+from spacy_rhetoric.intertext.index import EMBEDDINGS_FILE, IntertextIndex
 from spacy_rhetoric.intertext.link import link_segments, link_threshold
-from spacy_rhetoric.intertext.rerank import index_reranker
+from spacy_rhetoric.intertext.rerank import RERANKER_FILE, index_reranker
 from spacy_rhetoric.intertext.train import source_rows, train_reranker
 from spacy_rhetoric.textio import text_chunks
 
@@ -91,9 +93,9 @@ def trained_copy(index_dir: Path, labels: Path, target: Path) -> Dict:
         shutil.rmtree(target)
     target.mkdir(parents=True)
     for item in index_dir.iterdir():
-        if item.name == "embeddings.npy":
+        if item.name == EMBEDDINGS_FILE:
             (target / item.name).symlink_to(item.resolve())
-        elif item.is_file() and item.name != "reranker.json":
+        elif item.is_file() and item.name != RERANKER_FILE:
             shutil.copy(item, target / item.name)
     return train_reranker(labels, target, K)
 
@@ -151,8 +153,11 @@ def link_counts(
     rerank: bool,
     cuts: Sequence[float] = (),
 ) -> Dict:
-    """Link-level counts on gold queries: a gold link is found if one of its rows is a
-    link; a predicted link is correct if its row belongs to a gold link of the query.
+    """Link-level counts: a gold link is found if one of its rows is a link; a predicted
+    link is correct if its row belongs to a gold link of the query. Queries without a
+    gold link in this index (their sources are elsewhere) count as distractors: every
+    link predicted for them is wrong (``predicted`` counts them, ``predicted_gold``
+    does not).
     rerank: the index's own reranker, else the packaged one; False: none. With ``cuts``
     (cosines), the same counts for the candidates whose similarity reaches each."""
     index = IntertextIndex.from_disk(index_dir)
@@ -161,14 +166,17 @@ def link_counts(
     ranked = link_segments(index, texts, reranker, k=K, threshold=threshold)
 
     def counts(keep) -> Dict:
-        found = predicted = correct = gold = 0
+        found = predicted = predicted_gold = correct = gold = 0
         for q, rows in zip(queries, ranked):
             linked = {index.row_of[r["source_id"]] for r in rows if keep(r)}
-            gold += len(items[q])
-            found += sum(bool(linked & rows_of_link) for rows_of_link in items[q])
+            gold_links = items.get(q, [])
+            gold += len(gold_links)
+            found += sum(bool(linked & rows_of_link) for rows_of_link in gold_links)
             predicted += len(linked)
-            correct += len(linked & set().union(*items[q]))
-        return {"gold": gold, "found": found, "predicted": predicted, "correct": correct}
+            predicted_gold += len(linked) if gold_links else 0
+            correct += len(linked & set().union(*gold_links))
+        return {"gold": gold, "found": found, "predicted": predicted,
+                "predicted_gold": predicted_gold, "correct": correct}  # fmt: skip
 
     out = counts(lambda r: r["link"])
     out["threshold"] = link_threshold(reranker, threshold, index)
@@ -178,15 +186,21 @@ def link_counts(
 
 
 def summary(counts: List[Dict]) -> Dict:
-    """Recall, precision and F1 over pooled link counts."""
-    gold = sum(c["gold"] for c in counts)
-    predicted = sum(c["predicted"] for c in counts)
-    correct = sum(c["correct"] for c in counts)
-    recall = sum(c["found"] for c in counts) / max(1, gold)
-    precision = correct / predicted if predicted else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"gold_links": gold, "predicted_links": predicted, "recall": recall,
-            "precision": precision, "f1": f1,
+    """Recall, precision and F1 over pooled link counts: precision and F1 over the
+    queries with gold links in the index, and over all queries (``*_all_queries``)."""
+    keys = ("gold", "found", "predicted", "predicted_gold", "correct")
+    total = {key: sum(c[key] for c in counts) for key in keys}
+    recall = total["found"] / max(1, total["gold"])
+
+    def f1(precision: float) -> float:
+        return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+    precision = total["correct"] / max(1, total["predicted_gold"])
+    precision_all = total["correct"] / max(1, total["predicted"])
+    return {"gold_links": total["gold"], "predicted_links": total["predicted_gold"],
+            "recall": recall, "precision": precision, "f1": f1(precision),
+            "predicted_links_all_queries": total["predicted"],
+            "precision_all_queries": precision_all, "f1_all_queries": f1(precision_all),
             "thresholds": [c.get("threshold") for c in counts]}  # fmt: skip
 
 
@@ -199,8 +213,8 @@ def loci_similes(index_dir: Path, labels: Path, workdir: Path, cuts: Sequence[fl
         rows_of_link = source_rows(index, link.source, source_text[link.source])
         if rows_of_link:
             items.setdefault(link.query, []).append(rows_of_link)
-    queries = sorted(items)
-    out: Dict = {"queries": len(queries)}
+    queries = sorted(query_text)  # all of them: those without a link here are distractors
+    out: Dict = {"queries": len(queries), "queries_with_gold_links": len(items)}
     every = link_counts(index_dir, queries, query_text, items, -1.0, False, cuts)
     out["all_top_k"] = summary([every])
     out["by_cosine"] = {cut: summary([c]) for cut, c in every["by_cosine"].items()}
@@ -255,8 +269,9 @@ def main(output: Path, workdir: Path, data: Path) -> None:
             "packaged_reranker": analyze_text(virgil, text, None, True),
         }
     for name in INDEXES:
+        own_cuts = sorted(set(COSINES) | {built[name]["default_threshold"]})
         result["loci_similes"][name] = loci_similes(
-            workdir / f"{name}-index", files["labels"], workdir, cuts
+            workdir / f"{name}-index", files["labels"], workdir, own_cuts
         )
     result["seconds"] = time.perf_counter() - started
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -270,7 +285,10 @@ def main(output: Path, workdir: Path, data: Path) -> None:
                 line.append(f"{name} {r['links_per_100_sentences']:.1f} links per 100 sentences")
         for name, scores in result["loci_similes"].items():
             s = scores[setting]
-            line.append(f"Loci Similes {name}: R {s['recall']:.3f} P {s['precision']:.3f}")
+            line.append(
+                f"Loci Similes {name}: R {s['recall']:.3f} P {s['precision']:.3f} "
+                f"(all queries {s['precision_all_queries']:.3f})"
+            )
         print("; ".join(line))
 
 
