@@ -58,8 +58,8 @@ def main() -> None:
     parser.add_argument("--training", type=Path, default=Path("training"))
     parser.add_argument("--metrics", type=Path, default=Path("metrics"))
     parser.add_argument("--gpu-id", default="-1")
-    parser.add_argument("overrides", nargs="*", help="extra spacy train overrides (--a.b value)")
-    args = parser.parse_args()
+    # anything else is passed to `spacy train` as config overrides (--a.b value)
+    args, args.overrides = parser.parse_known_args()
     py = [sys.executable, "-m"]
     args.metrics.mkdir(parents=True, exist_ok=True)
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]

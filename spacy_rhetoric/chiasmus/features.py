@@ -50,6 +50,7 @@ from typing import Dict, Iterable, List, Optional, Sequence
 import numpy
 from spacy.attrs import IDS as ATTR_IDS
 from spacy.tokens import Doc
+from thinc.api import to_numpy
 
 FEATURE_GROUPS = ("D", "L", "E")
 VECTOR_SOURCES = ("auto", "static", "tensor", "none")
@@ -238,11 +239,11 @@ def token_vectors(doc: Doc, source: str = "auto") -> Optional[numpy.ndarray]:
     if source == "static" or (source == "auto" and has_static):
         if not has_static:
             return None
-        matrix = numpy.vstack([numpy.asarray(token.vector, dtype="float32") for token in doc])
+        # on a GPU, token vectors and doc.tensor are cupy arrays: copied to the host
+        rows = [numpy.asarray(to_numpy(token.vector), dtype="float32") for token in doc]
+        matrix = numpy.vstack(rows)
     elif has_tensor:
-        matrix = numpy.asarray(tensor, dtype="float32")
-        if not isinstance(matrix, numpy.ndarray):  # cupy
-            matrix = matrix.get()
+        matrix = numpy.asarray(to_numpy(tensor), dtype="float32")
     else:
         return None
     return _unit(matrix)

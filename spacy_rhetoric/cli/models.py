@@ -1,5 +1,5 @@
-"""``python -m spacy_rhetoric models list|link|build|import-encoder|vectors``: the trained
-models the main job uses, the multilingual encoder, static vectors."""
+"""``python -m spacy_rhetoric models list|link|build|import-encoder|pretrain-encoder|vectors``:
+the trained models the main job uses, the multilingual encoder, static vectors."""
 
 import os
 import time
@@ -108,6 +108,60 @@ def models_import_encoder_cli(
     except (EncoderError, OSError) as error:
         msg.fail(str(error), exits=1)
     msg.good(f"multilingual-e5-small: {path} ({time.perf_counter() - start:.1f}s)")
+
+
+@models_app.command("pretrain-encoder")
+def models_pretrain_encoder_cli(
+    sources: List[Path] = Arg(
+        ..., help="Raw text: JSONL from `corpus raw-text`, .txt files, or directories"
+    ),
+    output: Path = Opt(..., "--output", "-o", help="The new encoder directory"),
+    base: str = Opt("multilingual-e5-small", "--base", help="The encoder to start from"),
+    steps: int = Opt(1000, "--steps", help="Optimizer steps"),
+    batch_size: int = Opt(32, "--batch-size", help="Blocks of text per step"),
+    length: int = Opt(128, "--length", help="Word pieces per block"),
+    learning_rate: float = Opt(5e-5, "--learning-rate", help="Peak learning rate (AdamW)"),
+    trainable_layers: int = Opt(12, "--trainable-layers", help="Top layers trained"),
+    seed: int = Opt(0, "--seed", help="Seed of the order and the masking"),
+    gpu_id: int = Opt(-1, "--gpu-id", help="GPU id (-1: CPU)"),
+):
+    """Continue the masked-language pretraining of the encoder on raw text (word
+    embeddings frozen) and write it as a new encoder directory: give it as `name` of
+    AdaptedEncoder.v1 or EncoderVectors.v1. The GPU recipe's first step; on 2 CPU
+    cores a step of 32 blocks of 128 pieces takes seconds."""
+    from ..encoders.convert import EncoderError
+    from ..encoders.mlm import continue_pretraining, read_texts
+
+    missing = [str(path) for path in sources if not path.exists()]
+    if missing:
+        msg.fail(f"No such file or directory: {', '.join(missing)}", exits=1)
+    device = f"cuda:{gpu_id}" if gpu_id >= 0 else "cpu"
+
+    def log(row):
+        msg.text(f"step {row['step']}: loss {row['loss']:.3f} ({row['seconds']:.0f}s)")
+
+    try:
+        summary = continue_pretraining(
+            read_texts(sources),
+            output,
+            name=base,
+            steps=steps,
+            batch_size=batch_size,
+            length=length,
+            learning_rate=learning_rate,
+            trainable_layers=trainable_layers,
+            seed=seed,
+            device=device,
+            log=log,
+        )
+    except (ValueError, EncoderError, OSError, UnicodeDecodeError) as error:
+        msg.fail(str(error), exits=1)
+    run = summary["continued_pretraining"]
+    msg.good(
+        f"{output}: {run['steps']} steps over {run['blocks']} blocks ({run['epochs']:.2f} "
+        f"epochs), loss {run['first_loss']:.2f} -> {run['last_loss']:.2f}, "
+        f"{run['seconds']:.0f}s on {run['device']}"
+    )
 
 
 @models_app.command("build")

@@ -262,18 +262,28 @@ class FrozenEncoder:
         ]
 
     def _pieces(self, doc: Doc) -> Tuple[List[int], List[numpy.ndarray]]:
-        """The doc's word pieces and, per piece, the tokens its characters overlap."""
-        encoded = self.tokenizer(
-            doc.text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
-        )
-        char_token = numpy.full(len(doc.text) + 1, -1, dtype=numpy.int64)
-        for token in doc:
-            char_token[token.idx : token.idx + len(token)] = token.i
-        spans = []
-        for start, end in encoded["offset_mapping"]:
-            tokens = numpy.unique(char_token[start:end])
-            spans.append(tokens[tokens >= 0])
-        return list(encoded["input_ids"]), spans
+        return doc_pieces(self.tokenizer, doc)
+
+
+def doc_pieces(tokenizer, doc: Doc) -> Tuple[List[int], List[numpy.ndarray]]:
+    """The doc's word pieces and, per piece, the tokens its characters overlap.
+
+    tokenizer: a Hugging Face fast tokenizer.
+    doc (Doc): the doc.
+    RETURNS (Tuple[List[int], List[numpy.ndarray]]): piece ids, and per piece the
+        indices of the tokens it overlaps.
+    """
+    encoded = tokenizer(
+        doc.text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
+    )
+    char_token = numpy.full(len(doc.text) + 1, -1, dtype=numpy.int64)
+    for token in doc:
+        char_token[token.idx : token.idx + len(token)] = token.i
+    spans = []
+    for start, end in encoded["offset_mapping"]:
+        tokens = numpy.unique(char_token[start:end])
+        spans.append(tokens[tokens >= 0])
+    return list(encoded["input_ids"]), spans
 
 
 def _device():

@@ -1,6 +1,7 @@
 """The ``parallelism_tagger`` pipeline component."""
 
 from itertools import islice
+from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
@@ -22,6 +23,7 @@ from ..corpora.parallelisms import (
     get_parallelisms,
     set_parallelisms,
 )
+from ..encoders.delta import AdaptedWeightsError
 from .linker import KIND_END, KIND_FIRST, KIND_INSIDE, KIND_LATER, KIND_OUTSIDE, Branch
 from .tags import (
     BEGIN,
@@ -512,10 +514,27 @@ class ParallelismTagger(TrainablePipe):
         deserialize = {
             "cfg": lambda p: self.cfg.update(deserialize_config(p)),
             "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
-            "model": lambda p: self._load_model_bytes(p.read_bytes()),
+            "model": self._load_model_file,
         }
         util.from_disk(path, deserialize, exclude)
         return self
+
+    def _load_model_file(self, path: Path) -> None:
+        """Load the model's weights from ``path``; anything missing or not matching
+        (the adapted encoder's deltas above all) is one error naming the file."""
+        if not path.is_file():
+            raise ValueError(
+                f"{self.name}: the model weights {path} are missing: reinstall or retrain it"
+            )
+        try:
+            self._load_model_bytes(path.read_bytes())
+        except AdaptedWeightsError as error:
+            raise AdaptedWeightsError(f"{self.name}: {path}: {error}") from None
+        except (ValueError, KeyError) as error:
+            raise ValueError(
+                f"{self.name}: the model weights in {path} do not fit the config's model "
+                f"({type(error).__name__}: {error})"
+            ) from None
 
     def _load_model_bytes(self, data: bytes) -> None:
         if not self.model.has_ref("head"):

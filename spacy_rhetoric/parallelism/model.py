@@ -142,7 +142,9 @@ def _convert_inputs(
     X, gold, keys, penalty = inputs
     lengths = [len(x) for x in X]
     padded = model.ops.pad(X)  # [B, T, nI]
-    x = xp2torch(padded, requires_grad=is_train)
+    # onto the network's own device, not the current ops' default: a pipeline loaded on
+    # the CPU keeps working after spacy.prefer_gpu()
+    x = xp2torch(padded, requires_grad=is_train, device=model.shims[0].device)
     positions = torch.arange(padded.shape[1], device=x.device)
     mask = positions[None, :] < torch.as_tensor(lengths, device=x.device)[:, None]  # [B, T]
     kwargs: Dict[str, Any] = {"keys": keys, "outside_penalty": penalty}
