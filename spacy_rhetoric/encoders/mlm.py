@@ -205,17 +205,19 @@ def continue_pretraining(
         masked, labels = mask_pieces(
             ids, special, config.vocab_size, tokenizer.mask_token_id, mask_probability, generator
         )
-        output_ = model(
-            input_ids=masked.to(device),
-            attention_mask=attention.to(device),
-            labels=labels.to(device),
-        )
-        output_.loss.backward()
+        # the 250k-piece output layer only at the masked positions (not every position)
+        hidden = model.bert(
+            input_ids=masked.to(device), attention_mask=attention.to(device)
+        ).last_hidden_state
+        targets = labels.to(device)
+        chosen = targets != -100
+        loss = torch.nn.functional.cross_entropy(model.cls(hidden[chosen]), targets[chosen])
+        loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         optimizer.step()
         schedule.step()
         optimizer.zero_grad(set_to_none=True)
-        losses.append(float(output_.loss.detach()))
+        losses.append(float(loss.detach()))
         if log is not None and ((step + 1) % log_every == 0 or step + 1 == steps):
             recent = losses[-log_every:]
             log(
