@@ -38,6 +38,8 @@ BAD_INPUTS = {
     "models link": [["base-xx", "D"], ["base-en", "D"], ["base-en", "M"]],
     "models list": [["-m", "base-en=D"]],
     "models package": [["chiasmus-de"], ["base-xx"]],
+    "models pretrain-encoder": [["M", "-o", "O"], ["D", "-o", "O"], ["S", "-o", "O"],
+                                ["T", "-o", "O", "--steps", "0"]],
     "models vectors": [["M", "O"], ["D", "O"]],
     "parallelism evaluate": [["M"], ["S"], ["D"]],
     "parallelism tune": [["D", "S", "O"], ["M", "M", "O"]],

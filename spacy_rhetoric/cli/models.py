@@ -56,6 +56,11 @@ def models_package_cli(
     output_dir: Path = Opt(
         Path("models"), "--output", "-o", help="Directory for the wheels (the repo's models/)"
     ),
+    version: Optional[str] = Opt(
+        None,
+        "--version",
+        help="Package version (default: spacy_rhetoric's; raise it when a model changes)",
+    ),
 ):
     """Package available models whose training data may be redistributed as spaCy
     package wheels (spacy package, then pip wheel), with their licence and sources in
@@ -64,7 +69,7 @@ def models_package_cli(
 
     for name in names:
         try:
-            wheel = package_model(name, output_dir)
+            wheel = package_model(name, output_dir, version=version)
         except ModelError as error:
             msg.fail(str(error), exits=1)
         msg.good(f"{name} -> {wheel} ({wheel.stat().st_size / 1e6:.1f} MB)")
@@ -135,6 +140,12 @@ def models_pretrain_encoder_cli(
     missing = [str(path) for path in sources if not path.exists()]
     if missing:
         msg.fail(f"No such file or directory: {', '.join(missing)}", exits=1)
+    try:
+        texts = list(read_texts(sources))
+    except (ValueError, OSError, UnicodeDecodeError) as error:
+        msg.fail(str(error), exits=1)
+    if not texts:
+        msg.fail(f"pretrain-encoder: no text in {', '.join(map(str, sources))}", exits=1)
     device = f"cuda:{gpu_id}" if gpu_id >= 0 else "cpu"
 
     def log(row):
@@ -142,7 +153,7 @@ def models_pretrain_encoder_cli(
 
     try:
         summary = continue_pretraining(
-            read_texts(sources),
+            texts,
             output,
             name=base,
             steps=steps,
