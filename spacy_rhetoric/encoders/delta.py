@@ -32,10 +32,16 @@ class AdaptedLayers(nn.Module):
     delta_scale (float): the scale of the learned deltas.
     fingerprint (str): identifies the base weights (checked when deltas are loaded).
     first_layer (int): the index (1-based) of the first adapted layer in the encoder.
+    n_frozen (int): lower frozen layers whose (cached, token-level) states join the mix.
     """
 
     def __init__(
-        self, layers: nn.ModuleList, delta_scale: float, fingerprint: str, first_layer: int
+        self,
+        layers: nn.ModuleList,
+        delta_scale: float,
+        fingerprint: str,
+        first_layer: int,
+        n_frozen: int = 0,
     ):
         super().__init__()
         self.layers = layers
@@ -44,6 +50,7 @@ class AdaptedLayers(nn.Module):
         self.delta_scale = float(delta_scale)
         self.fingerprint = fingerprint
         self.first_layer = int(first_layer)
+        self.n_frozen = int(n_frozen)
         self.deltas = nn.ModuleList(
             nn.ParameterDict(
                 {
@@ -53,8 +60,9 @@ class AdaptedLayers(nn.Module):
             )
             for layer in layers
         )
-        # mix over the cached input (the last frozen layer) and each adapted layer
-        self.mix = nn.Parameter(torch.zeros(len(layers) + 1))
+        # mix over the lower frozen layers, the cached input (the last frozen layer) and
+        # each adapted layer
+        self.mix = nn.Parameter(torch.zeros(self.n_frozen + len(layers) + 1))
         self.scale = nn.Parameter(torch.ones(1))
 
     def weights(self, i: int) -> Dict[str, torch.Tensor]:
@@ -71,13 +79,16 @@ class AdaptedLayers(nn.Module):
         """hidden (torch.Tensor): [W, L, H] the last frozen layer's states of W windows.
         mask (torch.Tensor): [W, L] bool, True for real pieces (<s> and </s> included).
         gathers (Sequence[Dict[str, torch.Tensor]]): per doc, where its pieces and
-            tokens are (see ``doc_gather``).
+            tokens are (see ``doc_gather``), and with lower frozen layers in the mix,
+            their token states ("frozen": [T, n_frozen, H]).
         RETURNS (List[torch.Tensor]): per doc, token vectors [T, H].
         """
-        # additive attention mask [W, 1, 1, L]: 0 where attended, a large negative elsewhere
+        weights = torch.softmax(self.mix, 0)
+        width = hidden.shape[-1]
+        n_outputs = len(self.layers) + 1
         if hidden.shape[0] == 0:  # no word pieces in any doc: zeros (still a graph)
-            width = hidden.shape[-1]
             return [self.scale * hidden.new_zeros((g["counts"].shape[0], width)) for g in gathers]
+        # additive attention mask [W, 1, 1, L]: 0 where attended, a large negative elsewhere
         extended = (~mask)[:, None, None, :].to(hidden.dtype) * torch.finfo(hidden.dtype).min
         outputs = [hidden]
         for i, layer in enumerate(self.layers):
@@ -85,9 +96,15 @@ class AdaptedLayers(nn.Module):
                 layer, self.weights(i), (hidden,), {"attention_mask": extended}
             )[0]
             outputs.append(hidden)
-        weights = torch.softmax(self.mix, 0)
-        mixed = self.scale * torch.einsum("l,lwph->wph", weights, torch.stack(outputs))
-        return [pool(mixed, gather) for gather in gathers]
+        stacked = torch.stack(outputs, 2).flatten(2)  # [W, L, n_outputs * H]
+        tokens = []
+        for gather in gathers:
+            states = pool(stacked, gather).view(-1, n_outputs, width)  # [T, n_outputs, H]
+            if self.n_frozen:
+                frozen = gather["frozen"].to(states.dtype)  # [T, n_frozen, H]
+                states = torch.cat([frozen, states], 1)
+            tokens.append(self.scale * torch.einsum("l,tlh->th", weights, states))
+        return tokens
 
 
 def pool(states: torch.Tensor, gather: Dict[str, torch.Tensor]) -> torch.Tensor:
@@ -127,6 +144,7 @@ def serialize_deltas(module: AdaptedLayers) -> bytes:
         "format": FORMAT,
         "fingerprint": module.fingerprint,
         "first_layer": module.first_layer,
+        "n_frozen": module.n_frozen,
         "delta_scale": module.delta_scale,
         "deltas": deltas,
         "mix": module.mix.detach().float().cpu().numpy(),
@@ -153,10 +171,12 @@ def deserialize_deltas(module: AdaptedLayers, data: bytes, device: Any) -> Adapt
     problems = []
     if msg["fingerprint"] != module.fingerprint:
         problems.append(f"base encoder {msg['fingerprint']} != this encoder {module.fingerprint}")
-    if (msg["first_layer"], len(msg["deltas"])) != (module.first_layer, len(module.deltas)):
+    stored = (msg["first_layer"], len(msg["deltas"]), msg.get("n_frozen", 0))
+    if stored != (module.first_layer, len(module.deltas), module.n_frozen):
         problems.append(
-            f"layers {msg['first_layer']}+{len(msg['deltas'])} != "
-            f"{module.first_layer}+{len(module.deltas)}"
+            "adapted layers from {}, {} of them, {} frozen layers mixed, != {}, {}, {}".format(
+                *stored, module.first_layer, len(module.deltas), module.n_frozen
+            )
         )
     if problems:
         raise AdaptedWeightsError(
