@@ -23,7 +23,6 @@ from ..corpora.parallelisms import (
     get_parallelisms,
     set_parallelisms,
 )
-from ..encoders.delta import AdaptedWeightsError
 from .linker import KIND_END, KIND_FIRST, KIND_INSIDE, KIND_LATER, KIND_OUTSIDE, Branch
 from .tags import (
     BEGIN,
@@ -528,12 +527,15 @@ class ParallelismTagger(TrainablePipe):
             )
         try:
             self._load_model_bytes(path.read_bytes())
-        except AdaptedWeightsError as error:
-            raise AdaptedWeightsError(f"{self.name}: {path}: {error}") from None
-        except (ValueError, KeyError) as error:
+        except ValueError as error:
+            # the same class (an adapted encoder's AdaptedWeightsError stays one), with
+            # the file named; classes with their own constructors become ValueError
+            cls = type(error) if type(error).__init__ is ValueError.__init__ else ValueError
+            raise cls(f"{self.name}: {path}: {error}") from None
+        except KeyError as error:
             raise ValueError(
                 f"{self.name}: the model weights in {path} do not fit the config's model "
-                f"({type(error).__name__}: {error})"
+                f"(KeyError: {error})"
             ) from None
 
     def _load_model_bytes(self, data: bytes) -> None:
