@@ -42,10 +42,11 @@ def with_finder(base_name, finder_nlp=None, suggester=None):
     """The base pipeline with a trained finder sourced in, or with the rules."""
     nlp = spacy.load(base_name)
     if finder_nlp is not None:
-        nlp.add_pipe("chiasmus_finder", source=finder_nlp)
+        finder = nlp.add_pipe("chiasmus_finder", source=finder_nlp)
+        finder.cfg["review_per_1000"] = None  # every candidate: counted and ranked
     else:
         config = {"suggester": suggester} if suggester else {}
-        nlp.add_pipe("chiasmus_finder", config=config)
+        nlp.add_pipe("chiasmus_finder", config={**config, "review_per_1000": None})
     return nlp
 
 

@@ -67,6 +67,8 @@ class ModelSpec:
     package (str): the spaCy package it ships as ("" if its data's licence forbids it).
     sources (Tuple[Tuple[str, str, str], ...]): (name, url, licence) of its training
         data and pretrained weights, for the package's meta.
+    requirements (Tuple[str, ...]): packages the pipeline needs besides spaCy (its
+        package requires them).
     """
 
     name: str
@@ -81,6 +83,7 @@ class ModelSpec:
     keep: Tuple[str, ...] = ()
     package: str = ""
     sources: Tuple[Tuple[str, str, str], ...] = ()
+    requirements: Tuple[str, ...] = ()
 
 
 UD_LICENCE = "CC BY-NC-SA (UD Latin treebanks, non-commercial): not shipped"
@@ -101,11 +104,27 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
             UD_LICENCE, ("ud",), ("train-base-la",), "training/base-la/model-best",
         ),
         ModelSpec(
+            "base-la-udante", "la", "base",
+            "Latin morphologizer, lemmatizer, parser (UD Latin-UDante train)",
+            CC_BY_SA + " (UD Latin-UDante, by its LICENSE.txt)", ("ud",),
+            ("train-base-la-udante",), "training/base-la-udante/model-best",
+            package="la_rhetoric_base",
+            sources=(("UD Latin-UDante", UD_URL + "UD_Latin-UDante", CC_BY_SA),),
+        ),
+        ModelSpec(
             "base-de", "de", "base",
             "German tagger, morphologizer, lemmatizer, parser (UD German-GSD dev)",
             CC_BY_SA + " (UD German-GSD)", ("ud",), ("train-base-de",),
             "training/base-de/model-best", package="de_rhetoric_base",
             sources=(("UD German-GSD", UD_URL + "UD_German-GSD", CC_BY_SA),),
+        ),
+        ModelSpec(
+            "base-zh", "zh", "base",
+            "Chinese word segmentation (jieba), tagger, morphologizer, parser (UD Chinese-GSD dev)",
+            CC_BY_SA + " (UD Chinese-GSD; jieba MIT)", ("ud",), ("train-base-zh",),
+            "training/base-zh/model-best", package="zh_rhetoric_base",
+            sources=(("UD Chinese-GSD", UD_URL + "UD_Chinese-GSD", CC_BY_SA),),
+            requirements=("jieba>=0.42",),
         ),
         ModelSpec(
             "base-en", "en", "base",
@@ -322,6 +341,8 @@ def package_model(name: str, output_dir: Path, version: Optional[str] = None) ->
         author=AUTHOR,
         sources=[{"name": n, "url": u, "license": lic} for n, u, lic in spec.sources],
     )
+    if spec.requirements:
+        meta["requirements"] = sorted(set(meta.get("requirements", [])) | set(spec.requirements))
     output_dir = Path(output_dir).resolve()
     output_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f"{name}-package-") as tmp:

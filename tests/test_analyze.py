@@ -286,7 +286,7 @@ def test_analyze_files_and_report(models_dir, no_models, tmp_path):
     analysis = analyze_files(build_analyzer("en", models), [path])
     data = analysis_data(analysis)
     assert set(data) == {
-        "components", "documents", "findings", "displacement_histogram", "skipped", "tokens",
+        "components", "documents", "findings", "review", "displacement_histogram", "skipped", "tokens",
         "seconds", "words_per_second",
     }  # fmt: skip
     assert data["skipped"] == []

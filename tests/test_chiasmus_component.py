@@ -73,6 +73,7 @@ TRAINABLE = {"@architectures": "spacy-rhetoric.ChiasmusScorer.v1"}
 
 def make_nlp(**config):
     nlp = spacy.blank("en")
+    config.setdefault("review_per_1000", None)  # every candidate, as in training
     nlp.add_pipe("chiasmus_finder", config={"model": TRAINABLE, **config})
     return nlp
 

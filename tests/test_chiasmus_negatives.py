@@ -77,7 +77,7 @@ def test_running_text_and_sampling(tmp_path):
 
 def test_running_text_summary():
     nlp = spacy.blank("en")
-    nlp.add_pipe("chiasmus_finder")
+    nlp.add_pipe("chiasmus_finder", config={"review_per_1000": None})
     docs = [nlp("Fair is foul, and foul is fair. The cat saw the dog and the dog saw the cat.")]
     summary = running_text_summary(docs, threshold=0.5, top=3)
     assert summary["tokens"] == len(docs[0]) and summary["top"] == 3

@@ -77,7 +77,7 @@ def scores(nlp, text):
 
 def test_no_training_needed_and_serialisation(tmp_path):
     nlp = spacy.blank("en")
-    finder = nlp.add_pipe("chiasmus_finder")
+    finder = nlp.add_pipe("chiasmus_finder", config={"review_per_1000": None})
     doc = nlp.make_doc(ASK_NOT)
     optimizer = nlp.initialize(lambda: [Example(doc, doc.copy())])
     before = scores(nlp, ASK_NOT)

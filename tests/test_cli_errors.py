@@ -18,6 +18,8 @@ runner = CliRunner()
 BAD_INPUTS = {
     "analyze": [["M", "--lang", "en"], ["D", "--lang", "en"], ["T", "--lang", "fr"],
                 ["T", "--lang", "en", "-m", "base-en=D"]],
+    "chiasmus calibrate": [["xx", "D"], ["de", "M"], ["de", "D", "--base", "none"],
+                           ["en", "D", "--per-1000", "-1"], ["la", "D", "--base", "D"]],
     "chiasmus evaluate": [["de", "M"], ["de", "T"], ["xx", "D"], ["en", "D"]],
     "chiasmus negatives": [["M", "O"], ["D", "O"], ["T", "O"], ["D", "O", "--config", "T"]],
     "chiasmus find": [["M", "--lang", "en"], ["T", "--model", "D"], ["T", "--lang", "xx"],

@@ -84,6 +84,7 @@ class Document:
         self.summary = {
             "stats": document_stats(self),
             "findings": document_findings(self),
+            "review": document_review(self),
             "histogram": _histogram_counts(self.docs),
             "views": document_views(self) if render else None,
         }
@@ -157,6 +158,43 @@ def document_findings(document: Document) -> List[Dict[str, Any]]:
     return findings
 
 
+def review_spans(
+    doc: Doc, spans_key: str = "chiasmus", candidates_key: str = "chiasmus_candidates"
+) -> List[Any]:
+    """The chiasmus candidates a finder kept for review: those of its candidates group
+    that are not chiasmi (below the threshold), best first."""
+    if spans_key not in doc.spans or candidates_key not in doc.spans:
+        return []
+    found = {span.id_ for span in doc.spans[spans_key]}
+    return [span for span in doc.spans[candidates_key] if span.id_ not in found]
+
+
+def document_review(document: Document) -> List[Dict[str, Any]]:
+    """The chiasmus candidates below the threshold that the finder kept for review
+    (a bounded number per 1,000 tokens), best first within each chunk, as plain data
+    (kind "review", id R1, R2, ...; the fields of a finding)."""
+    if document.summary is not None:
+        return document.summary.get("review", [])
+    items: List[Dict[str, Any]] = []
+    for doc, base in zip(document.docs, document.offsets or [0] * len(document.docs)):
+        for span in review_spans(doc):
+            score = span._.chiasmus_score
+            items.append(
+                {
+                    "kind": "review",
+                    "doc": document.name,
+                    "id": f"R{len(items) + 1}",
+                    "label": span.label_,
+                    "text": span.text,
+                    "score": float(score) if score is not None else None,
+                    "start_char": base + span.start_char,
+                    "end_char": base + span.end_char,
+                    "parts": [f"{w.label_}: {w.text}" for w in span._.chiasmus_support],
+                }
+            )
+    return items
+
+
 def _intertext_finding(name: str, ident: str, span: Any, base: int, dense: bool) -> Dict[str, Any]:
     """An intertext link: the query span and its best sources. Score: the reranker's
     probability; without a reranker the cosine similarity (dense index) or the lexical
@@ -205,7 +243,12 @@ def document_stats(document: Document) -> Dict[str, Any]:
         "tokens": document.n_tokens,
         "sentences": sum(len(list(doc.sents)) for doc in docs if len(doc)) if has_sents else None,
         "parallelisms": sum(len(get_parallelisms(doc)) for doc in docs),
-        "chiasmi": sum(len(doc.spans["chiasmus"]) for doc in docs if "chiasmus" in doc.spans),
+        # above the threshold, also those past the finder's bound (a degenerate text)
+        "chiasmi": sum(
+            doc.spans["chiasmus"].attrs.get("chiasmus_above_threshold", len(doc.spans["chiasmus"]))
+            for doc in docs
+            if "chiasmus" in doc.spans
+        ),
         "intertext": sum(len(doc.spans["intertext"]) for doc in docs if "intertext" in doc.spans),
         "edges": n_edges,
         "med": med,
@@ -268,6 +311,7 @@ def analysis_data(analysis: Analysis) -> Dict[str, Any]:
         "components": [asdict(note) for note in analysis.notes],
         "documents": [document_stats(d) for d in analysis.documents],
         "findings": [f for d in analysis.documents for f in document_findings(d)],
+        "review": [f for d in analysis.documents for f in document_review(d)],
         "displacement_histogram": displacement_histogram(analysis.documents),
         "skipped": list(analysis.skipped),
         "tokens": tokens,

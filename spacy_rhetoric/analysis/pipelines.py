@@ -34,6 +34,7 @@ import spacy
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from ..chiasmus.component import DEFAULT_REVIEW_PER_1000
 from ..corpora.latin import normalize_latin
 from ..corpora.parallelisms import get_parallelisms, set_parallelisms
 from ..models import build_hint, get_spec, resolve
@@ -45,10 +46,10 @@ LANGUAGE_NAMES = {"la": "Latin", "de": "German", "en": "English", "zh": "Chinese
 COMPONENTS = ("base", "parallelism", "chiasmus", "displacement", "intertext")
 # The trained models each language can use, by component.
 LANGUAGE_MODELS: Dict[str, Dict[str, str]] = {
-    "la": {"base": "base-la", "parallelism": "parallelism-la"},
+    "la": {"base": "base-la-udante", "parallelism": "parallelism-la"},
     "de": {"base": "base-de", "chiasmus": "chiasmus-de"},
     "en": {"base": "base-en", "chiasmus": "chiasmus-en"},
-    "zh": {"parallelism": "parallelism-zh"},
+    "zh": {"base": "base-zh", "parallelism": "parallelism-zh"},
 }
 # Languages whose tokens are words: without a trained scorer, chiasmus_finder runs with
 # its hand-weighted rules (for Chinese the tokens are characters).
@@ -147,6 +148,18 @@ class Analyzer:
         return Document(name, self.lang, docs, offsets)
 
 
+def _quiet_jieba() -> None:
+    """jieba (the Chinese base's segmenter) logs its dictionary loading at DEBUG to
+    stderr on every load; keep it to warnings."""
+    import logging
+
+    try:
+        import jieba  # sets its logger to DEBUG on import: set it after
+    except ImportError:  # the base's own load then says what is missing
+        return
+    jieba.setLogLevel(logging.WARNING)
+
+
 def _load(path: Path, **kwargs: Any) -> Language:
     return spacy.load(path, **kwargs)
 
@@ -194,6 +207,8 @@ def build_analyzer(
     RAISES AnalyzeError: unknown language; an explicit model or the index that fails to load.
     """
     check_language(lang)
+    if lang == "zh":
+        _quiet_jieba()
     wanted = LANGUAGE_MODELS[lang]
     notes: List[Note] = []
 
@@ -260,7 +275,11 @@ def build_analyzer(
         why = f"model {wanted['chiasmus']} not built: {build_hint(wanted['chiasmus'])}"
     if trained is not None:
         source, remark = trained
-        nlp.add_pipe("chiasmus_finder", source=source)
+        finder = nlp.add_pipe("chiasmus_finder", source=source)
+        # a training config keeps every candidate (for evaluation); a reader gets the
+        # chiasmi and a bounded review list
+        if finder.cfg.get("review_per_1000") is None:
+            finder.cfg["review_per_1000"] = DEFAULT_REVIEW_PER_1000
         detail = f"{wanted['chiasmus']} from {origins['chiasmus']}{remark}"
         notes.append(Note(lang, "chiasmus", True, detail))
     elif lang in RULE_CHIASMUS:

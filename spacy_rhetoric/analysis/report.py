@@ -15,6 +15,7 @@ from .findings import (
     Analysis,
     displacement_histogram,
     document_findings,
+    document_review,
     document_stats,
     document_views,
 )
@@ -137,6 +138,7 @@ def analysis_page(analysis: Analysis, title: str, note: Optional[str] = None) ->
         stat_columns=STAT_COLUMNS,
         stats=[document_stats(d) for d in documents],
         findings=[item for d in documents for item in document_findings(d)],
+        review=[item for d in documents for item in document_review(d)],
         histogram=histogram_drawing(displacement_histogram(documents)),
         rendered=rendered,
     )

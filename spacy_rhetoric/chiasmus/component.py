@@ -5,8 +5,12 @@ inversion A B B' A' of equal parts of speech in a window (see ``candidates``); t
 scorer model (``spacy-rhetoric.ChiasmusScorer.v1``, or ``.v2`` whose E features come
 from a frozen multilingual encoder) gives each a probability. The component writes:
 
-* ``doc.spans[candidates_key]`` (default "chiasmus_candidates"): every scored candidate,
-  best first (at most ``max_candidates`` if that is > 0), each a Span A..A';
+* ``doc.spans[candidates_key]`` (default "chiasmus_candidates"): the scored candidates,
+  best first, each a Span A..A': the chiasmi (those scoring at least ``threshold``)
+  followed by the review list, the next best at most ``review_per_1000`` per 1,000
+  tokens of the doc (null: every candidate, as evaluation needs; ``max_candidates`` > 0
+  caps the group too). Running text has 16-18 candidates per token: kept as spans they
+  would take gigabytes, so a pipeline for reading keeps only what a reader reviews;
 * ``doc.spans[spans_key]`` (default "chiasmus"): the candidates scoring at least
   ``threshold``;
 * ``doc.spans[support_key]`` (default "chiasmus_support"): for each of those, the
@@ -27,6 +31,7 @@ four tokens in ``doc.spans["chiasmus_support"]``; ``positive_labels`` says which
 are chiasmi, ``ignored_labels`` which are left out of training and evaluation.
 """
 
+import math
 from itertools import islice
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -40,14 +45,15 @@ from spacy.util import registry
 from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer, set_dropout_rate
 
+from .calibration import apply_calibration
 from .candidates import DEFAULT_WINDOW, Candidates, empty_candidates, find_candidates, roles
 from .features import check_doc
-from .rules import DEFAULT_BIAS
 
-DEFAULT_MODEL_CONFIG = f"""
+DEFAULT_MODEL_CONFIG = """
 [model]
-@architectures = "spacy-rhetoric.ChiasmusRules.v1"
-bias = {DEFAULT_BIAS}
+@architectures = "spacy-rhetoric.ChiasmusRules.v2"
+calibration = "auto"
+bias = null
 weights = null
 """
 DEFAULT_MODEL = util.load_config_from_str(DEFAULT_MODEL_CONFIG)["model"]
@@ -63,6 +69,12 @@ SCORES_ATTR = "chiasmus_scores"
 POSITIONS_ATTR = "chiasmus_positions"
 SUPPORT_KEY_ATTR = "chiasmus_support_key"
 CHIASMUS = "chiasmus"
+# candidates kept for review below the chiasmi, per 1,000 tokens
+DEFAULT_REVIEW_PER_1000 = 5.0
+# chiasmi kept per 1,000 tokens at most (50 times the calibrated rate of running text)
+MAX_FINDINGS_PER_1000 = 50.0
+MIN_FINDINGS = 20  # and always this many more (a short paragraph of antimetaboles)
+ABOVE_ATTR = "chiasmus_above_threshold"
 ANTIMETABOLE = "antimetabole"
 
 
@@ -234,6 +246,7 @@ def build_chiasmus_suggester_v2(
         "ignored_labels": [],
         "threshold": 0.5,
         "max_candidates": 0,
+        "review_per_1000": DEFAULT_REVIEW_PER_1000,
         "training_candidates": "annotated",
         "evaluate_annotated_only": True,
         "scorer": {"@scorers": "spacy-rhetoric.chiasmus_scorer.v1"},
@@ -252,6 +265,7 @@ def make_chiasmus_finder(
     ignored_labels: List[str],
     threshold: float,
     max_candidates: int,
+    review_per_1000: Optional[float],
     training_candidates: str,
     evaluate_annotated_only: bool,
     scorer: Optional[Callable],
@@ -269,7 +283,10 @@ def make_chiasmus_finder(
     ignored_labels (List[str]): gold labels whose candidates are left out of training
         and evaluation (e.g. ["fa", "fc"] for the "fp removed" protocol).
     threshold (float): the score from which a candidate is a chiasmus.
-    max_candidates (int): keep at most this many scored candidates per doc (0: all).
+    max_candidates (int): keep at most this many scored candidates per doc (0: no cap).
+    review_per_1000 (Optional[float]): below the chiasmi, keep the next best candidates
+        for review, at most this many per 1,000 tokens of the doc (rounded up); None:
+        keep every candidate (for evaluation; unbounded memory on long repetitive docs).
     training_candidates (str): "annotated": train on the gold annotated candidates (by
         their labels); "suggested": on the suggester's candidates plus the annotated
         ones, every candidate not annotated with a positive label counting as negative.
@@ -277,6 +294,7 @@ def make_chiasmus_finder(
         data when scoring (the protocol of candidate-annotated datasets).
     scorer (Optional[Callable]): the scoring method.
     """
+    apply_calibration(model, nlp.lang)  # the default rules: calibrated per language
     return ChiasmusFinder(
         nlp.vocab,
         model,
@@ -289,6 +307,7 @@ def make_chiasmus_finder(
         ignored_labels=ignored_labels,
         threshold=threshold,
         max_candidates=max_candidates,
+        review_per_1000=review_per_1000,
         training_candidates=training_candidates,
         evaluate_annotated_only=evaluate_annotated_only,
         scorer=scorer,
@@ -324,6 +343,38 @@ def gold_candidates(
     return result
 
 
+def kept_candidates(
+    ranked: numpy.ndarray,
+    n_tokens: int,
+    threshold: float,
+    review_per_1000: Optional[float],
+    max_findings_per_1000: float = MAX_FINDINGS_PER_1000,
+) -> Tuple[int, int]:
+    """How many of a doc's candidates, best first, a finder keeps: those scoring at
+    least ``threshold`` (at most ``MIN_FINDINGS`` plus ``max_findings_per_1000`` per
+    1,000 tokens: only a degenerate text such as "der Mann der Frau" repeated has more),
+    then at most
+    ``review_per_1000`` per 1,000 tokens for review (none where the chiasmi were cut).
+
+    ranked (numpy.ndarray): the scores, in descending order.
+    n_tokens (int): the doc's length.
+    threshold (float): the chiasmus threshold.
+    review_per_1000 (Optional[float]): None: keep all (no bound at all).
+    max_findings_per_1000 (float): the bound on the chiasmi kept.
+    RETURNS (Tuple[int, int]): the length of the kept prefix, and how many of the
+        kept are chiasmi.
+    """
+    above = int((ranked >= threshold).sum())
+    if review_per_1000 is None:
+        return len(ranked), above
+    bound = MIN_FINDINGS + math.ceil(max_findings_per_1000 * n_tokens / 1000 - 1e-9)
+    findings = min(above, bound)
+    review = math.ceil(review_per_1000 * n_tokens / 1000 - 1e-9)
+    if findings < above:  # past the bound the next best are chiasmi too: no review list
+        review = 0
+    return min(len(ranked), findings + review), findings
+
+
 class ChiasmusFinder(TrainablePipe):
     """Find chiasmi: suggest A B B' A' candidates and score them with a trained model."""
 
@@ -341,6 +392,7 @@ class ChiasmusFinder(TrainablePipe):
         ignored_labels: Sequence[str] = tuple(),
         threshold: float = 0.5,
         max_candidates: int = 0,
+        review_per_1000: Optional[float] = DEFAULT_REVIEW_PER_1000,
         training_candidates: str = "annotated",
         evaluate_annotated_only: bool = True,
         scorer: Optional[Callable] = None,
@@ -355,6 +407,8 @@ class ChiasmusFinder(TrainablePipe):
             raise ValueError(f"{name}: labels both positive and ignored: {sorted(overlap)}")
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"{name}: threshold must be in [0, 1], got {threshold}")
+        if review_per_1000 is not None and not review_per_1000 >= 0:
+            raise ValueError(f"{name}: review_per_1000 must be >= 0 or null, got {review_per_1000}")
         self.vocab = vocab
         self.model = model
         self.suggester = suggester
@@ -369,6 +423,7 @@ class ChiasmusFinder(TrainablePipe):
             "ignored_labels": list(ignored_labels),
             "threshold": threshold,
             "max_candidates": max_candidates,
+            "review_per_1000": review_per_1000,
             "training_candidates": training_candidates,
             "evaluate_annotated_only": evaluate_annotated_only,
         }
@@ -517,8 +572,14 @@ class ChiasmusFinder(TrainablePipe):
         cfg = self.cfg
         for doc, candidates, scores in zip(docs, *predictions):
             order = numpy.argsort(-scores, kind="stable")
+            kept, n_findings = kept_candidates(
+                scores[order], len(doc), cfg["threshold"], cfg.get("review_per_1000")
+            )
+            n_above = int((scores >= cfg["threshold"]).sum())
             if cfg["max_candidates"] > 0:
-                order = order[: cfg["max_candidates"]]
+                kept = min(kept, cfg["max_candidates"])
+                n_findings = min(n_findings, kept)
+            order = order[:kept]
             indices = candidates.indices[order]
             flags = candidates.antimetabole[order]
             ranked = scores[order]
@@ -533,7 +594,7 @@ class ChiasmusFinder(TrainablePipe):
                 )
                 for row, flag, span_id in zip(indices, flags, ids)
             ]
-            chosen = numpy.flatnonzero(ranked >= cfg["threshold"])
+            chosen = numpy.arange(n_findings)  # best first: the kept chiasmi
             support = [
                 Span(doc, int(i), int(i) + 1, label=role, span_id=ids[rank])
                 for rank in chosen
@@ -545,6 +606,7 @@ class ChiasmusFinder(TrainablePipe):
                 SCORES_ATTR: scores_by_id,
                 POSITIONS_ATTR: positions_by_id,
                 SUPPORT_KEY_ATTR: cfg["support_key"],
+                ABOVE_ATTR: n_above,  # above the threshold, kept or not
             }
             doc.spans[cfg["spans_key"]] = SpanGroup(
                 doc, name=cfg["spans_key"], attrs=attrs, spans=[spans[r] for r in chosen]

@@ -178,6 +178,7 @@ def _component_config(settings: Dict[str, Any], positive: Sequence[str], ignored
         "positive_labels": list(positive),
         "ignored_labels": list(ignored),
         "training_candidates": "annotated",
+        "review_per_1000": None,  # every candidate: the protocols rank them all
     }
     if settings.get("suggester"):  # the training config's (prediction-time) suggester
         config["suggester"] = dict(settings["suggester"])

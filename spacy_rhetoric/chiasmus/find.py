@@ -26,7 +26,8 @@ def find_in_text(
     progress (bool): show a progress bar.
     batch_size (int): chunks per nlp.pipe batch.
     RETURNS (List[Dict[str, Any]]): candidates, best first, with score, type, words,
-        character offsets and context.
+        character offsets, context and "review" (True: below the finder's threshold, kept
+        for review, not a finding).
     """
     finder = next(
         (pipe for name, pipe in nlp.pipeline if getattr(pipe, "cfg", {}).get("support_key")),
@@ -36,6 +37,7 @@ def find_in_text(
         raise ValueError("The pipeline has no chiasmus_finder: add one and train it first.")
     if key is None:
         key = finder.cfg["candidates_key"] or finder.cfg["spans_key"]
+    threshold = finder.cfg["threshold"]
     chunks = list(paragraphs(text))
     offsets = [0]
     for chunk in chunks:
@@ -58,6 +60,7 @@ def find_in_text(
             found.append(
                 {
                     "score": float(score) if score is not None else 0.0,
+                    "review": score is None or score < threshold,
                     "type": span.label_,
                     "text": span.text,
                     "start_char": base + span.start_char,

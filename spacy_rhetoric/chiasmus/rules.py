@@ -71,6 +71,8 @@ RULE_WEIGHTS: Dict[str, float] = {
     "no_repetition_b": -20.0,
     "same_lemma_a_b": -20.0,
     "paragraph_breaks": -10.0,
+    "stem_repetition_a": 0.0,
+    "stem_repetition_b": 0.0,
 }
 # the F1-optimal threshold of the score on the annotated candidates of the Dubremetz &
 # Nivre training split (benchmarks/chiasmus_rules.py)
@@ -91,10 +93,51 @@ def rule_features(doc: Doc, candidates: numpy.ndarray) -> Dict[str, numpy.ndarra
     values["has_negation"] = numpy.minimum(
         values["negation_outer"] + values["negation_central"], 1.0
     )
+    # a pair that repeats its form up to an ending but not its lemma (``same_stem``): a
+    # lemmatizer's slip ("blickst" / "blickt"), or inflection in a doc without lemmas
+    # ("amor" / "amoris"); weight 0 by default, a language's calibration may set it
+    forms = [t.lower_ for t in doc]
+    width = candidates.shape[1]
+    stem_a = _stem_pairs(forms, candidates[:, 0], candidates[:, width - 1])
+    stem_b = _stem_pairs(forms, candidates[:, 1], candidates[:, width - 2])
     values["no_repetition_a"] = 1.0 - values["lemma_a_a2"]
     values["no_repetition_b"] = 1.0 - values["lemma_b_b2"]
+    values["stem_repetition_a"] = stem_a * values["no_repetition_a"]
+    values["stem_repetition_b"] = stem_b * values["no_repetition_b"]
     values["same_lemma_a_b"] = values["lemma_a_b"]
     return values
+
+
+STEM_MIN_CHARS = 4
+STEM_MIN_SHARE = 0.66
+
+
+def same_stem(a: str, b: str) -> bool:
+    """Whether two lower-case forms are one word up to an ending: equal, or sharing a
+    prefix of at least ``STEM_MIN_CHARS`` characters and ``STEM_MIN_SHARE`` of the
+    longer form ("blickst" / "blickt", "sabbat" / "sabbats", "amor" / "amoris"; not
+    "haus" / "hausaufgabe")."""
+    if a == b:
+        return True
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n >= STEM_MIN_CHARS and n >= STEM_MIN_SHARE * max(len(a), len(b))
+
+
+def _stem_pairs(forms: List[str], left: numpy.ndarray, right: numpy.ndarray) -> numpy.ndarray:
+    """``same_stem`` of the forms at ``left[k]``, ``right[k]`` (each distinct pair once)."""
+    if len(left) == 0:
+        return numpy.zeros(0, dtype="float32")
+    keys = left.astype(numpy.int64) * len(forms) + right.astype(numpy.int64)
+    unique, inverse = numpy.unique(keys, return_inverse=True)
+    found = numpy.asarray(
+        [same_stem(forms[k // len(forms)], forms[k % len(forms)]) for k in unique.tolist()],
+        dtype="float32",
+    )
+    return found[inverse.reshape(-1)]
 
 
 def rule_scores(

@@ -110,6 +110,8 @@ def analyze_cli(
     for item in data["findings"]:
         counts[item["kind"]] = counts.get(item["kind"], 0) + 1
     found = ", ".join(f"{n} {kind}" for kind, n in counts.items()) or "no findings"
+    if data["review"]:
+        found += f" ({len(data['review'])} chiasmus candidates for review)"
     skipped = f" ({len(analysis.skipped)} skipped)" if analysis.skipped else ""
     msg.good(
         f"{len(analysis.documents)} files{skipped}, {data['tokens']} tokens in "

@@ -52,11 +52,18 @@ def chiasmus_find_cli(
     if not found:
         msg.warn(f"No chiasmus candidates in {file}")
         return
-    rows = [
-        (rank, f"{item['score']:.3f}", item["type"], item["context"])
-        for rank, item in enumerate(found, start=1)
-    ]
-    msg.table(rows, header=("#", "score", "type", "candidate in context"), divider=True)
+    for title, items in (
+        ("Chiasmi (above the threshold)", [i for i in found if not i["review"]]),
+        ("For review (below the threshold)", [i for i in found if i["review"]]),
+    ):
+        if not items:
+            continue
+        rows = [
+            (rank, f"{item['score']:.3f}", item["type"], item["context"])
+            for rank, item in enumerate(items, start=1)
+        ]
+        msg.divider(f"{title}: {len(items)}")
+        msg.table(rows, header=("#", "score", "type", "candidate in context"), divider=True)
     msg.info(f"{len(text)} characters in {seconds:.1f}s")
 
 
@@ -205,3 +212,66 @@ def chiasmus_evaluate_cli(
         for name in ("all_negative", "duplicates_removed")
     ]
     msg.table(rows, header=("setting", "AP", "rules"), divider=True)
+
+
+@chiasmus_app.command("calibrate")
+def chiasmus_calibrate_cli(
+    lang: str = Arg(..., help="de, en or la"),
+    data_dir: Path = Arg(
+        ..., help="The data mirror (ud/, german-chiasmus/, ...)", exists=True, file_okay=False
+    ),
+    base: Optional[str] = Opt(
+        None, "--base", "-b", help="Base pipeline (default: the language's; none: forms)"
+    ),
+    per_1000: float = Opt(
+        1.0, "--per-1000", help="Candidates per 1,000 calibration tokens allowed at 0.5"
+    ),
+    output: Optional[Path] = Opt(
+        None, "--output", "-o", help="Calibration file to merge into (default: the package's)"
+    ),
+    metrics: Optional[Path] = Opt(None, "--metrics", help="Also write the entry as JSON here"),
+):  # fmt: skip
+    """Calibrate the hand-weighted chiasmus rules of a language on running text (see
+    spacy_rhetoric/chiasmus/calibrate.py for the parts): the bias is chosen so that the
+    calibration part has at most --per-1000 candidates per 1,000 tokens at 0.5; the
+    held-out part's rate and the recall of the annotated chiasmi are recorded with it."""
+    import spacy
+    import srsly
+
+    from ..analysis.pipelines import LANGUAGE_MODELS
+    from ..chiasmus.calibrate import CALIBRATED_LANGUAGES, calibrate_language
+    from ..chiasmus.calibration import CALIBRATION_PATH, CalibrationError, write_calibrations
+    from ._util import load_pipeline
+
+    if lang not in CALIBRATED_LANGUAGES:
+        known = list(CALIBRATED_LANGUAGES)
+        msg.fail(f"chiasmus calibrate: no running text for {lang!r}; use one of {known}", exits=1)
+    if per_1000 < 0:
+        msg.fail(f"--per-1000 must be >= 0, got {per_1000}", exits=1)
+    if base == "none":
+        nlp = spacy.blank(lang)
+    elif base is not None:
+        nlp = load_pipeline(Path(base) if Path(base).exists() else base)
+    else:
+        from ..models import resolve
+
+        found = resolve(LANGUAGE_MODELS[lang]["base"], None)
+        nlp = load_pipeline(found.path) if found is not None else spacy.blank(lang)
+        msg.info(f"base: {found.path if found is not None else 'none (forms only)'}")
+    start = time.perf_counter()
+    try:
+        entry = calibrate_language(lang, data_dir, nlp, per_1000, progress=msg.info)
+        write_calibrations([entry], output or CALIBRATION_PATH)
+    except (FileNotFoundError, ValueError, CalibrationError) as err:
+        msg.fail(str(err), exits=1)
+    entry["seconds"] = round(time.perf_counter() - start, 1)
+    if metrics is not None:
+        metrics.parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(metrics, entry)
+    held = entry["held_out"]
+    recall = entry.get("positives", {}).get("recall")
+    msg.good(
+        f"{lang}: bias {entry['bias']:.3f}; held-out {held['reported_per_1000_tokens']:.2f} "
+        f"reported per 1,000 tokens ({held['reported']} of {held['candidates']} candidates)"
+        + (f"; recall of the annotated chiasmi {recall:.3f}" if recall is not None else "")
+    )

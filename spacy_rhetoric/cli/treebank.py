@@ -197,7 +197,7 @@ def _mean_sd(score) -> str:
 
 @treebank_app.command("base-corpus")
 def treebank_base_corpus_cli(
-    lang: str = Arg(..., help="la, de or en"),
+    lang: str = Arg(..., help="la, la-udante, de, en or zh"),
     ud_dir: Path = Arg(..., help="Directory with the UD_* treebank folders", exists=True),
     output_dir: Path = Arg(..., help="Where to write train/dev/test DocBins"),
     n_sents: int = Opt(10, "--n-sents", help="Sentences per training doc"),

@@ -10,6 +10,10 @@ Most UD train files are missing from the mirror (see ../shared/data/ud/SOURCE.md
   every ``dev_every``-th sentence of each file is held out as the dev set; reported on
   each Latin test set and on all of them pooled. No XPOS tagger: the four treebanks use
   four different XPOS tag sets.
+- **la-udante**: UDante train / dev, reported on every Latin test set (the base that
+  ships: CC BY-SA 4.0).
+- **zh**: Chinese-GSD dev (its train file is missing), every 10th sentence held out;
+  reported on GSD test. Tokens are words (jieba's segmentation at run time).
 - **de**: GSD dev is the only annotated German training data; every 10th sentence is
   held out as dev. Reported on GSD test and LIT test. XPOS: STTS.
 - **en**: EWT train / dev / test. XPOS: Penn Treebank.
@@ -63,12 +67,29 @@ BASE_CORPORA: Dict[str, BaseCorpusSpec] = {
         ),
         dev_every=20,
     ),
+    # The shippable Latin base (la_rhetoric_base): UDante alone, CC BY-SA 4.0 by its
+    # LICENSE.txt (its README says CC BY-NC-SA 3.0; see SOURCE.md of the mirror).
+    "la-udante": BaseCorpusSpec(
+        train=("UD_Latin-UDante/la_udante-ud-train.conllu",),
+        dev=("UD_Latin-UDante/la_udante-ud-dev.conllu",),
+        test=(
+            ("la_udante", "UD_Latin-UDante/la_udante-ud-test.conllu"),
+            ("la_perseus", "UD_Latin-Perseus/la_perseus-ud-test.conllu"),
+            ("la_proiel", "UD_Latin-PROIEL/la_proiel-ud-test.conllu"),
+            ("la_ittb", "UD_Latin-ITTB/la_ittb-ud-test.conllu"),
+        ),
+    ),
     "de": BaseCorpusSpec(
         train=("UD_German-GSD/de_gsd-ud-dev.conllu",),
         test=(
             ("de_gsd", "UD_German-GSD/de_gsd-ud-test.conllu"),
             ("de_lit", "UD_German-LIT/de_lit-ud-test.conllu"),
         ),
+        dev_every=10,
+    ),
+    "zh": BaseCorpusSpec(
+        train=("UD_Chinese-GSD/zh_gsd-ud-dev.conllu",),
+        test=(("zh_gsd", "UD_Chinese-GSD/zh_gsd-ud-test.conllu"),),
         dev_every=10,
     ),
     "en": BaseCorpusSpec(

@@ -1,0 +1,167 @@
+"""The running text and annotated chiasmi each language's calibration is measured on
+(see ``calibration``): which parts of the data mirror, read and processed by the
+language's base pipeline, as a user's text would be.
+
+- **de**: calibration: UD German-LIT test, first half; held out: its second half;
+  annotated: the German 450 (positives a/c/fa/fc).
+- **en**: calibration: UD English-EWT dev; held out: English-EWT test; annotated:
+  Dubremetz & Nivre test.
+- **la**: calibration: Tesserae Cicero De amicitia, Pro Archia, Horace Odes (the first
+  ``LATIN_TOKENS`` words of each); held out: Cicero In Catilinam, Pro Milone, Ovid
+  Amores; nothing annotated.
+
+Treebank text is joined ten sentences a doc (never across a document boundary); Latin
+text a citation segment (a sentence or verse line group) at a time, in chunks.
+"""
+
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+
+import numpy
+from spacy.language import Language
+
+from .calibration import DEFAULT_PER_1000, LANGUAGE_WEIGHTS, calibrate, running_text_scores
+from .component import build_chiasmus_suggester_v2, gold_candidates
+from .rules import rule_scores
+
+GERMAN_LIT = "ud/UD_German-LIT/de_lit-ud-test.conllu"
+ENGLISH_CALIBRATION = "ud/UD_English-EWT/en_ewt-ud-dev.conllu"
+ENGLISH_HELD_OUT = "ud/UD_English-EWT/en_ewt-ud-test.conllu"
+LATIN_CALIBRATION = ("cicero.de_amicitia", "cicero.pro_archia", "horace.odes")
+LATIN_HELD_OUT = ("cicero.in_catilinam", "cicero.pro_milone", "ovid.amores")
+LATIN_DIR = "latin-corpora/tesserae/texts/la"
+LATIN_TOKENS = 12000  # words per Latin text (about a speech, or a book of odes)
+CALIBRATED_LANGUAGES = ("de", "en", "la")
+
+
+def _treebank_texts(path: Path, n_sents: int = 10) -> List[str]:
+    from spacy.lang.xx import MultiLanguage
+
+    from .negatives import running_text
+
+    return [doc.text for doc in running_text([path], MultiLanguage().vocab, n_sents)]
+
+
+def _latin_texts(data_dir: Path, names: Iterable[str], tokens: int) -> List[str]:
+    from ..corpora.tesserae import read_tess
+
+    texts: List[str] = []
+    for name in names:
+        path = data_dir / LATIN_DIR / f"{name}.tess"
+        if not path.is_file():
+            raise FileNotFoundError(f"Latin running text: {path} not found")
+        chunk: List[str] = []
+        seen = 0
+        for segment in read_tess(path).segments:
+            words = segment.text.split()
+            chunk.append(segment.text)
+            seen += len(words)
+            if sum(len(t.split()) for t in chunk) >= 200:
+                texts.append(" ".join(chunk))
+                chunk = []
+            if seen >= tokens:
+                break
+        if chunk:
+            texts.append(" ".join(chunk))
+    return texts
+
+
+def running_parts(lang: str, data_dir: Path) -> Tuple[List[str], List[str], Dict[str, str]]:
+    """The calibration and held-out texts of a language.
+
+    RETURNS (Tuple[List[str], List[str], Dict[str, str]]): both parts' texts and what
+        they are.
+    """
+    data_dir = Path(data_dir)
+    if lang == "de":
+        path = data_dir / GERMAN_LIT
+        if not path.is_file():
+            raise FileNotFoundError(f"German running text: {path} not found")
+        texts = _treebank_texts(path)
+        half = len(texts) // 2
+        return (
+            texts[:half],
+            texts[half:],
+            {
+                "calibration": "UD German-LIT test, first half (10-sentence docs)",
+                "held_out": "UD German-LIT test, second half",
+            },
+        )
+    if lang == "en":
+        for name in (ENGLISH_CALIBRATION, ENGLISH_HELD_OUT):
+            if not (data_dir / name).is_file():
+                raise FileNotFoundError(f"English running text: {data_dir / name} not found")
+        return (
+            _treebank_texts(data_dir / ENGLISH_CALIBRATION),
+            _treebank_texts(data_dir / ENGLISH_HELD_OUT),
+            {"calibration": "UD English-EWT dev", "held_out": "UD English-EWT test"},
+        )
+    if lang == "la":
+        return (
+            _latin_texts(data_dir, LATIN_CALIBRATION, LATIN_TOKENS),
+            _latin_texts(data_dir, LATIN_HELD_OUT, LATIN_TOKENS),
+            {
+                "calibration": (
+                    f"Tesserae {', '.join(LATIN_CALIBRATION)} ({LATIN_TOKENS} words each)"
+                ),
+                "held_out": f"Tesserae {', '.join(LATIN_HELD_OUT)} ({LATIN_TOKENS} words each)",
+            },
+        )
+    raise ValueError(f"chiasmus calibrate: no running text for {lang!r}; use one of "
+                     f"{list(CALIBRATED_LANGUAGES)}")  # fmt: skip
+
+
+def positive_scores(
+    lang: str, data_dir: Path, nlp: Language, weights: Dict[str, float]
+) -> Tuple[Optional[numpy.ndarray], str]:
+    """The raw rule scores of a language's annotated chiasmi (None where there are none):
+    German: the 450's positives on their own POS and lemmas; English: the Dubremetz &
+    Nivre test positives, tagged by ``nlp``."""
+    from .evaluate import ENGLISH_POSITIVE, GERMAN_FULL, english_examples, german_examples
+
+    data_dir = Path(data_dir)
+    if lang == "de":
+        examples = german_examples(data_dir / "german-chiasmus", nlp)
+        positive, source = GERMAN_FULL, "German 450 GerDraCor candidates, positives a/c/fa/fc"
+    elif lang == "en":
+        examples = english_examples(data_dir / "chiasmus-dubremetz-nivre", nlp)["test"]
+        positive, source = ENGLISH_POSITIVE, "Dubremetz & Nivre test positives"
+    else:
+        return None, "none annotated"
+    scores = []
+    for eg in examples:
+        found = [p for p, label in gold_candidates(eg.reference) if label in positive]
+        same = len(eg.predicted) == len(eg.reference)
+        if found and same:
+            scores.append(rule_scores(eg.predicted, numpy.asarray(found), weights))
+    return (numpy.concatenate(scores) if scores else numpy.zeros(0)), source
+
+
+def calibrate_language(
+    lang: str,
+    data_dir: Path,
+    nlp: Language,
+    per_1000: float = DEFAULT_PER_1000,
+    weights: Optional[Dict[str, float]] = None,
+    progress: Optional[Callable[[str], None]] = None,
+) -> Dict[str, Any]:
+    """Calibrate the rules of one language (see ``calibration.calibrate``).
+
+    nlp (Language): the language's base pipeline (POS and lemmas), as analyze runs it.
+    weights (Optional[Dict[str, float]]): default: ``LANGUAGE_WEIGHTS[lang]``.
+    RETURNS (Dict[str, Any]): the calibration entry.
+    """
+    weights = dict(LANGUAGE_WEIGHTS.get(lang, {}) if weights is None else weights)
+    suggest = build_chiasmus_suggester_v2().suggest  # the finder's default search
+
+    calibration_texts, held_texts, sources = running_parts(lang, data_dir)
+    parts = []
+    for name, texts in (("calibration", calibration_texts), ("held_out", held_texts)):
+        scores, tokens = running_text_scores(nlp.pipe(texts, batch_size=16), suggest, weights)
+        parts.append((scores, tokens))
+        if progress is not None:
+            progress(f"{lang} {name}: {tokens} tokens, {len(scores)} candidates")
+    positives, positive_source = positive_scores(lang, data_dir, nlp, weights)
+    sources["positives"] = positive_source
+    sources["base"] = f"{nlp.meta.get('name', '')} {nlp.meta.get('version', '')}".strip()
+    return calibrate(lang, parts[0], parts[1], weights, per_1000, positives, sources)

@@ -1,0 +1,169 @@
+"""The per-language calibration of the chiasmus rules and the bounded review list:
+the bias against brute force, the calibration never seeing the held-out part, the
+shipped calibration file, review order and bounds, the bound on a repetitive text."""
+
+import math
+import os
+from pathlib import Path
+
+import numpy
+import pytest
+import spacy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spacy_rhetoric.chiasmus import calibrate as calibrate_module
+from spacy_rhetoric.chiasmus.calibration import (
+    CALIBRATION_PATH,
+    CalibrationError,
+    calibrate,
+    load_calibrations,
+    rate_bias,
+    write_calibrations,
+)
+from spacy_rhetoric.chiasmus.component import kept_candidates
+from spacy_rhetoric.chiasmus.rules import same_stem
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(-30, 10), min_size=0, max_size=60),
+    st.integers(1, 30000),
+    st.sampled_from([0.0, 0.5, 1.0, 3.0]),
+)
+def test_rate_bias_is_the_lowest_bias_within_the_rate(scores, tokens, per_1000):
+    scores = numpy.asarray(scores, dtype="float64")
+    bias = rate_bias(scores, tokens, per_1000)
+    allowed = math.floor(per_1000 * tokens / 1000 + 1e-9)
+    assert (scores >= bias).sum() <= max(allowed, 0) or len(scores) == 0
+    # brute force: no candidate value below the bias would also stay within the rate
+    for value in sorted(set(scores.tolist())):
+        if value < bias and (scores >= value).sum() <= allowed:
+            raise AssertionError(f"bias {bias} too high: {value} also keeps the rate")
+
+
+def test_rate_bias_rejects_bad_input():
+    with pytest.raises(CalibrationError):
+        rate_bias(numpy.zeros(3), 0)
+    with pytest.raises(CalibrationError):
+        rate_bias(numpy.zeros(3), 100, -1.0)
+
+
+def test_calibration_never_sees_the_held_out_part():
+    rng = numpy.random.default_rng(0)
+    calibration = (rng.normal(-20, 5, 5000), 4000)
+    held_out = (rng.normal(-20, 5, 5000) + 100, 4000)  # wildly different
+    entry = calibrate("xx", calibration, held_out, {}, 1.0)
+    again = calibrate("xx", calibration, (held_out[0] - 1000, 4000), {}, 1.0)
+    assert entry["bias"] == again["bias"] == round(rate_bias(*calibration, 1.0), 4)
+    assert entry["calibration"]["reported"] <= 4
+    assert entry["held_out"]["reported"] == 5000  # measured, not tuned
+
+
+def test_running_parts_are_disjoint(tmp_path):
+    data = Path(
+        os.environ.get(
+            "SPACY_RHETORIC_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"
+        )
+    )
+    if not (data / calibrate_module.GERMAN_LIT).is_file():
+        pytest.skip("data mirror not found")
+    for lang in ("de", "en", "la"):
+        first, second, sources = calibrate_module.running_parts(lang, data)
+        assert first and second and not set(first) & set(second), lang
+        assert sources["calibration"] != sources["held_out"]
+
+
+def test_shipped_calibration_covers_every_language_and_records_its_evidence():
+    found = load_calibrations()
+    assert set(found) >= {"de", "en", "la"}
+    for _lang, entry in found.items():
+        assert entry["calibration"]["reported_per_1000_tokens"] <= entry["per_1000"] + 1e-9
+        assert entry["held_out"]["tokens"] > 10000
+        assert entry["sources"]["calibration"] != entry["sources"]["held_out"]
+    assert found["de"]["weights"]["comma_outer"] > -10  # German commas are grammatical
+
+
+def test_default_rules_take_the_pipelines_language(tmp_path):
+    found = load_calibrations()
+    de = spacy.blank("de").add_pipe("chiasmus_finder")
+    assert de.model.attrs["bias"] == found["de"]["bias"]
+    assert de.model.attrs["calibrated_for"] == "de"
+    fr = spacy.blank("fr").add_pipe("chiasmus_finder")  # no calibration: the English one
+    assert fr.model.attrs["calibrated_for"] == "en"
+    explicit = spacy.blank("de").add_pipe("chiasmus_finder", config={"model": {
+        "@architectures": "spacy-rhetoric.ChiasmusRules.v2", "bias": 3.0,
+        "weights": {"comma_outer": -7.0}}})  # fmt: skip
+    assert explicit.model.attrs["bias"] == 3.0
+    assert explicit.model.attrs["weights"]["comma_outer"] == -7.0
+    assert explicit.model.attrs["weights"]["stop_a"] == found["de"]["weights"]["stop_a"]
+    europarl = spacy.blank("de").add_pipe(
+        "chiasmus_finder", config={"model": {"@architectures": "spacy-rhetoric.ChiasmusRules.v1"}}
+    )
+    assert europarl.model.attrs["bias"] == 0.23
+
+
+def test_malformed_calibration_file_is_one_clear_error(tmp_path):
+    path = tmp_path / "calibration.json"
+    path.write_text('{"languages": {"de": {"bias": "x", "weights": {}}}}', encoding="utf8")
+    with pytest.raises(CalibrationError, match="malformed"):
+        load_calibrations(path)
+    assert load_calibrations(tmp_path / "missing.json") == {}
+    write_calibrations([{"lang": "xx", "bias": 1.0, "weights": {}}], tmp_path / "new.json")
+    assert load_calibrations(tmp_path / "new.json")["xx"]["bias"] == 1.0
+    assert CALIBRATION_PATH.is_file()
+
+
+def test_same_stem():
+    assert same_stem("blickst", "blickt") and same_stem("amor", "amoris")
+    assert same_stem("the", "the") and not same_stem("haus", "hausaufgabe")
+    assert not same_stem("sein", "seit")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(0, 1), max_size=80),
+    st.integers(0, 5000),
+    st.floats(0.1, 0.9),
+    st.one_of(st.none(), st.floats(0, 20)),
+)
+def test_kept_candidates_bounds(scores, tokens, threshold, review):
+    ranked = numpy.sort(numpy.asarray(scores, dtype="float64"))[::-1]
+    kept, findings = kept_candidates(ranked, tokens, threshold, review)
+    above = int((ranked >= threshold).sum())
+    if review is None:
+        assert (kept, findings) == (len(ranked), above)
+        return
+    assert findings <= above and findings <= 20 + math.ceil(50 * tokens / 1000)
+    assert kept - findings <= math.ceil(review * tokens / 1000)
+    assert kept <= len(ranked)
+    assert all(ranked[:findings] >= threshold)
+    assert all(ranked[findings:kept] < threshold)  # the review list: below the threshold
+
+
+def test_review_list_is_bounded_ordered_and_apart_from_the_chiasmi():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("chiasmus_finder", config={"review_per_1000": 100.0, "threshold": 0.5})
+    text = "Fair is foul, and foul is fair. " * 3 + "We eat to live and live to eat. " * 3
+    doc = nlp(text)
+    kept = list(doc.spans["chiasmus_candidates"])
+    chiasmi = {s.id_ for s in doc.spans["chiasmus"]}
+    review = [s for s in kept if s.id_ not in chiasmi]
+    scores = [s._.chiasmus_score for s in kept]
+    assert scores == sorted(scores, reverse=True)
+    assert kept[: len(chiasmi)] == list(doc.spans["chiasmus"])
+    assert all(s._.chiasmus_score < 0.5 for s in review)
+    assert len(review) <= math.ceil(100.0 * len(doc) / 1000)
+    assert all(len(s._.chiasmus_support) == 4 for s in review)
+
+
+def test_candidates_stay_bounded_on_a_repetitive_text():
+    nlp = spacy.blank("de")
+    nlp.add_pipe("chiasmus_finder")
+    doc = nlp(" ".join(["der Mann der Frau"] * 250))  # 1,000 tokens, ~500,000 candidates
+    finder = nlp.get_pipe("chiasmus_finder")
+    candidates, _ = finder.predict([nlp.make_doc(doc.text)])
+    assert len(candidates[0].indices) > 100_000
+    assert len(doc.spans["chiasmus_candidates"]) <= 20 + 50 + 5
+    above = doc.spans["chiasmus"].attrs["chiasmus_above_threshold"]
+    assert len(doc.spans["chiasmus"]) == min(above, 20 + 50)
