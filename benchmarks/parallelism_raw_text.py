@@ -40,9 +40,7 @@ def run(nlp, lang, gold, mode, base):
     normalize = PARALLELISM_NORMALIZERS.get(lang, lambda word: word)
     start = time.perf_counter()
     words = tokens_of(mode, lang, base, gold)
-    copies = [
-        Doc(nlp.vocab, words=[normalize(w) for w in ws], spaces=sp) for ws, sp in words
-    ]
+    copies = [Doc(nlp.vocab, words=[normalize(w) for w in ws], spaces=sp) for ws, sp in words]
     predicted = list(nlp.pipe(copies, batch_size=16))
     # the copies keep the text's characters (normalisation keeps each word's length)
     examples = [Example(p, g) for p, g in zip(predicted, gold)]

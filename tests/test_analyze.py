@@ -286,8 +286,8 @@ def test_analyze_files_and_report(models_dir, no_models, tmp_path):
     analysis = analyze_files(build_analyzer("en", models), [path])
     data = analysis_data(analysis)
     assert set(data) == {
-        "components", "documents", "findings", "review", "displacement_histogram", "skipped", "tokens",
-        "seconds", "words_per_second",
+        "components", "documents", "findings", "review", "displacement_histogram", "skipped",
+        "tokens", "seconds", "words_per_second",
     }  # fmt: skip
     assert data["skipped"] == []
     stats = data["documents"][0]

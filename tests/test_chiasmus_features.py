@@ -1,6 +1,8 @@
 import numpy
 import pytest
 import spacy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from spacy.tokens import Doc
 
 from spacy_rhetoric.chiasmus.features import (
@@ -165,3 +167,26 @@ def test_check_doc():
         check_doc(Doc(nlp.vocab, words=["a"], pos=["NOUN"]), name="finder")
     check_doc(Doc(nlp.vocab, words=["a"], pos=["NOUN"]), lexical_attr="NORM")
     check_doc(nlp(""))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from("a b c d e".split()), min_size=4, max_size=40), st.data())
+def test_shared_outer_counts_against_brute_force(words, data):
+    """shared_outer / shared_bigrams_outer (computed by binary search over occurrence
+    keys) equal their definitions counted pair by pair."""
+    nlp = spacy.blank("en")
+    doc = Doc(nlp.vocab, words=words, pos=["NOUN"] * len(words), lemmas=words)
+    n = len(words)
+    rows = []
+    for _ in range(8):
+        a, b, b2, a2 = sorted(data.draw(st.lists(st.integers(0, n - 1), min_size=4,
+                                                  max_size=4, unique=True)))  # fmt: skip
+        rows.append((a, b, b2, a2))
+    got = features(doc, rows, groups=("D",))
+    for (a, b, b2, a2), found in zip(rows, got):
+        right = words[b2 + 1 : a2]
+        shared = sum(w in right for w in words[a + 1 : b])
+        right_bigrams = {tuple(words[p : p + 2]) for p in range(b2 + 1, a2 - 1)}
+        bigrams = sum(tuple(words[p : p + 2]) in right_bigrams for p in range(a + 1, b - 1))
+        assert found["shared_outer"] == shared
+        assert found["shared_bigrams_outer"] == bigrams

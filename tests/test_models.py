@@ -130,7 +130,11 @@ def test_parse_model_options(tmp_path):
 def test_models_for_orders_requirements():
     assert models_for(["en"]) == ["base-en", "chiasmus-en"]
     assert models_for(["zh", "la"]) == [
-        "base-zh", "parallelism-zh", "base-la", "base-la-udante", "parallelism-la"
+        "base-zh",
+        "parallelism-zh",
+        "base-la",
+        "base-la-udante",
+        "parallelism-la",
     ]
     with pytest.raises(ModelError, match="Unknown language"):
         models_for(["fr"])

@@ -337,6 +337,8 @@ class DocArrays:
             self.bigram = numpy.concatenate((bigram.reshape(-1), [-1])).astype(numpy.int64)
         else:
             self.bigram = numpy.full(n, -1, dtype=numpy.int64)
+        has_bigram = numpy.flatnonzero(self.bigram >= 0)
+        self.bigram_keys = numpy.sort(self.bigram[has_bigram] * (n + 1) + has_bigram)
         # dependencies: a parse, else head-less labels kept in user_data
         user_dep = doc.user_data.get("dep") if isinstance(doc.user_data, dict) else None
         if doc.has_annotation("DEP"):
@@ -362,11 +364,16 @@ class DocArrays:
         return self._sentence[j + self._sentence_shift] - self._sentence[i + 1]
 
     def occurrences(
-        self, ranks: numpy.ndarray, lo: numpy.ndarray, hi: numpy.ndarray
+        self,
+        ranks: numpy.ndarray,
+        lo: numpy.ndarray,
+        hi: numpy.ndarray,
+        keys: Optional[numpy.ndarray] = None,
     ) -> numpy.ndarray:
-        """Occurrences of the lexical ranks in the positions [lo, hi)."""
+        """Occurrences of the lexical ranks (or, with ``keys=self.bigram_keys``, of the
+        bigram codes) in the positions [lo, hi)."""
         base = ranks * (self.n + 1)
-        keys = self.occurrence_keys
+        keys = self.occurrence_keys if keys is None else keys
         lo = numpy.clip(lo, 0, self.n)
         hi = numpy.clip(hi, 0, self.n)
         return numpy.searchsorted(keys, base + numpy.maximum(hi, lo)) - numpy.searchsorted(
@@ -385,11 +392,32 @@ def _segment_values(values: numpy.ndarray, start: numpy.ndarray, stop: numpy.nda
     return numpy.where(valid, gathered, fill), lengths
 
 
+def _found_in(
+    arrays: DocArrays,
+    values: numpy.ndarray,
+    lo: numpy.ndarray,
+    hi: numpy.ndarray,
+    keys: Optional[numpy.ndarray] = None,
+) -> numpy.ndarray:
+    """[k, W] whether each (non-negative) code of row r occurs in positions [lo[r], hi[r])."""
+    valid = values >= 0
+    shape = values.shape
+    counts = arrays.occurrences(
+        numpy.where(valid, values, 0).reshape(-1),
+        numpy.broadcast_to(lo[:, None], shape).reshape(-1),
+        numpy.broadcast_to(hi[:, None], shape).reshape(-1),
+        keys,
+    ).reshape(shape)
+    return valid & (counts > 0)
+
+
 def _repetition(arrays: DocArrays, a, b, b2, a2) -> Dict[str, numpy.ndarray]:
     lex = arrays.lex_rank
     left, left_len = _segment_values(lex, a + 1, b, -1)
     right, right_len = _segment_values(lex, b2 + 1, a2, -2)
-    shared = (left[:, :, None] == right[:, None, :]).any(2).sum(1)
+    # positions of the left segment whose word occurs in the right one (by binary search,
+    # not all W x W pairs: the same count, 10x faster on long segments)
+    shared = _found_in(arrays, left, b2 + 1, a2).sum(1)
     total = left_len + right_len
     width = max(left.shape[1], right.shape[1])
     left_pad = numpy.pad(left, ((0, 0), (0, width - left.shape[1])), constant_values=-1)
@@ -399,10 +427,7 @@ def _repetition(arrays: DocArrays, a, b, b2, a2) -> Dict[str, numpy.ndarray]:
     )
     # bigrams wholly inside the outer segments: starting at a+1..b-2 and b'+1..a'-2
     left_bi, _ = _segment_values(arrays.bigram, a + 1, b - 1, -1)
-    right_bi, _ = _segment_values(arrays.bigram, b2 + 1, a2 - 1, -2)
-    shared_bigrams = (
-        ((left_bi[:, :, None] == right_bi[:, None, :]) & (left_bi[:, :, None] >= 0)).any(2).sum(1)
-    )
+    shared_bigrams = _found_in(arrays, left_bi, b2 + 1, a2 - 1, arrays.bigram_keys).sum(1)
     inside_a = arrays.occurrences(lex[a], a + 1, a2)
     inside_b = arrays.occurrences(lex[b], a + 1, a2) - 1 - (lex[b2] == lex[b])
     span = a2 - a
