@@ -156,8 +156,9 @@ class ChiasmusSuggester:
         if self.antimetabole_only and self.lexical_attr == "LEMMA" and not use_lemmas:
             check_doc(doc, "LEMMA", name)
         lemmas = [t.lemma_.lower() for t in doc] if use_lemmas else forms
-        # whitespace never takes part, whatever POS a tagger gave it
-        pos = [FORM_SPACE if t.is_space else t.pos_ for t in doc]
+        # whitespace and punctuation never take part, whatever POS a tagger gave them
+        # (a small Latin tagger reads a quotation mark as a noun)
+        pos = [FORM_SPACE if t.is_space or t.is_punct else t.pos_ for t in doc]
         return find_candidates(
             pos,
             lemmas=lemmas,
