@@ -166,6 +166,30 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
             ),
         ),
         ModelSpec(
+            "parallelism-xx", "xx", "parallelism",
+            "parallelism_tagger on frozen multilingual-e5-small, trained on ASP (Latin) and "
+            "PSE-I (Chinese) together: zero-shot for other languages",
+            CC_BY_SA + " (ASP, PSE-I); encoder MIT", ("asp", "pse-i"),
+            (
+                "convert-asp", "convert-pse", "corpus-parallelism-joint",
+                "train-parallelism-joint-me5", "tune-parallelism-joint-me5",
+            ),
+            "training/parallelism-joint-me5/model-tuned", package="xx_rhetoric_parallelism",
+            sources=(
+                (
+                    "Augustinian Sermon Parallelisms (ASP)",
+                    "https://github.com/Mythologos/Augustinian-Sermon-Parallelisms",
+                    CC_BY_SA,
+                ),
+                (
+                    "Paibi Student Essays (PSE-I)",
+                    "https://github.com/Mythologos/Paibi-Student-Essays",
+                    CC_BY_SA,
+                ),
+                E5,
+            ),
+        ),
+        ModelSpec(
             "chiasmus-de", "de", "chiasmus",
             "chiasmus_finder scorer trained on the GerDraCor chiasmus candidates and 4,000 "
             "random inversions of German running text (UD GSD, LIT)",

@@ -229,3 +229,32 @@ def test_pairwise_links_follow_the_model():
     assert not plain.pairwise and linked.pairwise
     with pytest.raises(ConfigValidationError):  # the old second knob is gone
         spacy.blank("la").add_pipe("parallelism_tagger", config={"links": "pairwise"})
+
+
+def test_spelling_reads_classical_text_as_the_model_was_trained(tmp_path):
+    """With spelling "latin", nlp(text) on classical spelling (capitals, v, j) predicts
+    what the respelled text gets; the doc keeps its own words; the setting survives
+    to_disk/from_disk."""
+    from spacy_rhetoric.parallelism.component import respelled
+
+    fix_random_seed(0)
+    nlp = make_nlp(n_strata=2, spelling="latin")
+    examples = make_examples(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(40):
+        nlp.update(examples, sgd=optimizer)
+    classical = "Non in fabricis parietibus , non in nitore marmorum , sed in hominibus fidelibus ."
+    folded = "non in fabricis parietibus , non in nitore marmorum , sed in hominibus fidelibus ."
+    text = "Ex toto corde svo et ex tota anima sua et ex tota mente sua ."
+    for raw, plain in ((classical, folded), (text, text.lower().replace("v", "u"))):
+        doc = nlp(raw)
+        assert doc.text == raw
+        expected = [p.offsets for p in get_parallelisms(nlp(plain))]
+        assert [p.offsets for p in get_parallelisms(doc)] == expected
+    plain_doc = nlp.make_doc(folded)
+    assert respelled(plain_doc, "latin") is plain_doc  # nothing to change: no copy
+    assert respelled(plain_doc, "") is plain_doc
+    nlp.to_disk(tmp_path)
+    assert spacy.load(tmp_path).get_pipe("parallelism_tagger").cfg["spelling"] == "latin"
+    with pytest.raises(ValueError, match="spelling"):
+        make_nlp(spelling="greek")

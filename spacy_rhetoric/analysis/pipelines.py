@@ -326,11 +326,17 @@ def build_analyzer(
             parallelism = load("parallelism", parallelism_path, _load)
         if parallelism is not None:
             detail = f"{wanted['parallelism']} from {origins['parallelism']}"
-            if lang == "zh":
-                detail += (
-                    " (tokens: spaCy's character segmentation; the model was trained on "
-                    "PSE-I's words)"
-                )
+            if lang == "zh" and type(nlp.tokenizer).__name__ == "ChineseTokenizer":
+                segmenter = getattr(nlp.tokenizer, "segmenter", "char")
+                if str(segmenter).endswith("char"):
+                    detail += (
+                        " (tokens: spaCy's character segmentation; the model was trained on "
+                        f"PSE-I's words: {build_hint(wanted['base'])})"
+                    )
+                else:
+                    detail += f" (tokens: {wanted['base']}'s words, as in PSE-I)"
+            if get_spec(wanted["parallelism"]).lang == "xx":
+                detail += " (zero-shot: trained on Latin and Chinese only)"
             notes.append(Note(lang, "parallelism", True, detail))
 
     if index is not None:

@@ -91,7 +91,10 @@ def load_pipeline(model: Any) -> Any:
     from wasabi import msg
 
     if isinstance(model, Path) and not model.exists():
-        msg.fail(f"Pipeline not found: {model}", exits=1)
+        if spacy.util.is_package(str(model)):  # an installed pipeline package by name
+            model = str(model)
+        else:
+            msg.fail(f"Pipeline not found: {model} (no such path or installed package)", exits=1)
     try:
         return spacy.load(model)
     except Exception as err:  # a broken, foreign or incompatible pipeline

@@ -15,6 +15,7 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
 
+from ..corpora.latin import normalize_latin
 from ..corpora.parallelisms import (
     CHIASTIC,
     DEFAULT_SPANS_KEY,
@@ -88,6 +89,7 @@ DEFAULT_OUTSIDE_PENALTY = 0.0
         "link": "branch",
         "n_strata": 1,
         "outside_penalty": DEFAULT_OUTSIDE_PENALTY,
+        "spelling": "",
         "scorer": {"@scorers": "spacy-rhetoric.parallelism_scorer.v1"},
     },
     default_score_weights={key: (1.0 if key == "parallelism_epm_f" else 0.0) for key in SCORE_KEYS},
@@ -101,6 +103,7 @@ def make_parallelism_tagger(
     link: str,
     n_strata: int,
     outside_penalty: float,
+    spelling: str,
     scorer: Optional[Callable],
 ) -> "ParallelismTagger":
     """Create a parallelism tagger: sequence labelling of parallelism branches with
@@ -115,6 +118,10 @@ def make_parallelism_tagger(
         decoding; > 0 trades
         precision for recall (``python -m spacy_rhetoric parallelism tune`` picks it on
         validation data).
+    spelling (str): how the model reads words: "" as they are, "lower" lower-cased,
+        "latin" folded as ASP is spelled (lower case, u for v, i for j, no diacritics);
+        the doc itself is never changed, so ``nlp(text)`` on classical spelling gets
+        what the respelled text gets.
     scorer (Optional[Callable]): the scoring method.
     """
     return ParallelismTagger(
@@ -126,8 +133,24 @@ def make_parallelism_tagger(
         link=link,
         n_strata=n_strata,
         outside_penalty=outside_penalty,
+        spelling=spelling,
         scorer=scorer,
     )
+
+
+SPELLINGS: Dict[str, Callable[[str], str]] = {"lower": str.lower, "latin": normalize_latin}
+
+
+def respelled(doc: Doc, spelling: str) -> Doc:
+    """The doc as the model reads it: a copy with each word respelled (same tokens and
+    whitespace), or the doc itself where nothing changes."""
+    fold = SPELLINGS.get(spelling)
+    if fold is None:
+        return doc
+    words = [fold(token.text) for token in doc]
+    if all(word == token.text for word, token in zip(words, doc)):
+        return doc
+    return Doc(doc.vocab, words=words, spaces=[bool(t.whitespace_) for t in doc])
 
 
 class ParallelismTagger(TrainablePipe):
@@ -144,9 +167,15 @@ class ParallelismTagger(TrainablePipe):
         link: str = "branch",
         n_strata: int = 1,
         outside_penalty: float = DEFAULT_OUTSIDE_PENALTY,
+        spelling: str = "",
         scorer: Optional[Callable] = None,
     ) -> None:
         scheme = TagScheme(tagset, link)  # validates the names
+        if spelling and spelling not in SPELLINGS:
+            raise ValueError(
+                f"parallelism_tagger: spelling must be '' or one of {sorted(SPELLINGS)}, "
+                f"got {spelling!r}."
+            )
         if n_strata < 1:
             raise ValueError(f"parallelism_tagger: n_strata must be >= 1, got {n_strata}.")
         self.vocab = vocab
@@ -160,6 +189,7 @@ class ParallelismTagger(TrainablePipe):
             "link": scheme.link,
             "n_strata": n_strata,
             "outside_penalty": float(outside_penalty),
+            "spelling": spelling,
             "type_weights": [],
         }
 
@@ -401,7 +431,9 @@ class ParallelismTagger(TrainablePipe):
                 "spacy.load('la_rhetoric_parallelism'))."
             )
         penalty = self.cfg.get("outside_penalty", DEFAULT_OUTSIDE_PENALTY)
-        output = self.model.predict(([docs[i] for i in filled], None, penalty))
+        spelling = self.cfg.get("spelling", "")
+        inputs = [respelled(docs[i], spelling) for i in filled]
+        output = self.model.predict((inputs, None, penalty))
         labels = self.labels
         for stratum, stratum_paths in enumerate(output["paths"]):
             for b, (i, path) in enumerate(zip(filled, stratum_paths)):
@@ -480,7 +512,8 @@ class ParallelismTagger(TrainablePipe):
         if not examples:
             return losses
         gold = self._gold(examples)
-        docs = [eg.predicted for eg in examples]
+        spelling = self.cfg.get("spelling", "")
+        docs = [respelled(eg.predicted, spelling) for eg in examples]
         loss, backprop = self.model.begin_update((docs, gold, 0.0))
         backprop(1.0)
         if sgd is not None:
