@@ -233,9 +233,9 @@ def test_nothing_available_is_explained(no_models):
     assert "hand-weighted rules" in notes["chiasmus"] and "forms (no tagger)" in notes["chiasmus"]
     assert "model chiasmus-de not built" in notes["chiasmus"]
     assert "models build --lang de" in notes["chiasmus"]
-    assert "no trained parallelism tagger for German" in notes["parallelism"]
+    assert "model parallelism-xx not built" in notes["parallelism"]
     notes = {n.component: n.detail for n in build_analyzer("zh").notes}
-    assert "no base pipeline for Chinese" in notes["base"]
+    assert "model base-zh not built" in notes["base"]
 
 
 def test_assembly_with_models(models_dir, no_models):

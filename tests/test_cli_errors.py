@@ -35,7 +35,7 @@ BAD_INPUTS = {
     "intertext index": [["M", "-o", "O"], ["C", "-o", "O"], ["S", "-o", "O"]],
     "intertext match": [["T", "--index", "D", "-o", "O"], ["M", "--index", "D", "-o", "O"]],
     "intertext train": [["C", "--index", "D"], ["M", "--index", "D"]],
-    "models build": [["--lang", "xx"], ["--lang", "de", "--data", "M"]],
+    "models build": [["--lang", "fr"], ["--lang", "de", "--data", "M"]],
     "models import-encoder": [["--source", "T", "--out", "O"], ["--source", "M"]],
     "models link": [["base-xx", "D"], ["base-en", "D"], ["base-en", "M"]],
     "models list": [["-m", "base-en=D"]],

@@ -41,7 +41,7 @@ def test_demo_without_models(tmp_path, no_models):
     result = CliRunner().invoke(app, ["demo", "--output", str(output), "-j", str(js)])
     assert result.exit_code == 0, result.output
     said = " ".join(result.output.split())
-    assert "[de] parallelism: not run — no trained parallelism tagger for German" in said
+    assert "[de] parallelism: not run — model parallelism-xx not built" in said
     assert "models build --lang la" in said
     page = output.read_text(encoding="utf8")
     assert page.startswith("<!DOCTYPE html>")

@@ -47,8 +47,8 @@ COMPONENTS = ("base", "parallelism", "chiasmus", "displacement", "intertext")
 # The trained models each language can use, by component.
 LANGUAGE_MODELS: Dict[str, Dict[str, str]] = {
     "la": {"base": "base-la-udante", "parallelism": "parallelism-la"},
-    "de": {"base": "base-de", "chiasmus": "chiasmus-de"},
-    "en": {"base": "base-en", "chiasmus": "chiasmus-en"},
+    "de": {"base": "base-de", "chiasmus": "chiasmus-de", "parallelism": "parallelism-xx"},
+    "en": {"base": "base-en", "chiasmus": "chiasmus-en", "parallelism": "parallelism-xx"},
     "zh": {"base": "base-zh", "parallelism": "parallelism-zh"},
 }
 # Languages whose tokens are words: without a trained scorer, chiasmus_finder runs with
