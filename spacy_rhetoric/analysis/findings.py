@@ -136,20 +136,7 @@ def document_findings(document: Document) -> List[Dict[str, Any]]:
         if "chiasmus" in doc.spans:
             for span in doc.spans["chiasmus"]:
                 n_chi += 1
-                score = span._.chiasmus_score
-                findings.append(
-                    {
-                        "kind": "chiasmus",
-                        "doc": document.name,
-                        "id": f"C{n_chi}",
-                        "label": span.label_,
-                        "text": span.text,
-                        "score": float(score) if score is not None else None,
-                        "start_char": base + span.start_char,
-                        "end_char": base + span.end_char,
-                        "parts": [f"{w.label_}: {w.text}" for w in span._.chiasmus_support],
-                    }
-                )
+                findings.append(_chiasmus_item("chiasmus", document.name, f"C{n_chi}", span, base))
         if "intertext" in doc.spans:
             for span in doc.spans["intertext"]:
                 n_int += 1
@@ -178,21 +165,24 @@ def document_review(document: Document) -> List[Dict[str, Any]]:
     items: List[Dict[str, Any]] = []
     for doc, base in zip(document.docs, document.offsets or [0] * len(document.docs)):
         for span in review_spans(doc):
-            score = span._.chiasmus_score
-            items.append(
-                {
-                    "kind": "review",
-                    "doc": document.name,
-                    "id": f"R{len(items) + 1}",
-                    "label": span.label_,
-                    "text": span.text,
-                    "score": float(score) if score is not None else None,
-                    "start_char": base + span.start_char,
-                    "end_char": base + span.end_char,
-                    "parts": [f"{w.label_}: {w.text}" for w in span._.chiasmus_support],
-                }
-            )
+            items.append(_chiasmus_item("review", document.name, f"R{len(items) + 1}", span, base))
     return items
+
+
+def _chiasmus_item(kind: str, name: str, ident: str, span: Any, base: int) -> Dict[str, Any]:
+    """A chiasmus (or a candidate for review) as plain data, the A B B' A' words in parts."""
+    score = span._.chiasmus_score
+    return {
+        "kind": kind,
+        "doc": name,
+        "id": ident,
+        "label": span.label_,
+        "text": span.text,
+        "score": float(score) if score is not None else None,
+        "start_char": base + span.start_char,
+        "end_char": base + span.end_char,
+        "parts": [f"{w.label_}: {w.text}" for w in span._.chiasmus_support],
+    }
 
 
 def _intertext_finding(name: str, ident: str, span: Any, base: int, dense: bool) -> Dict[str, Any]:
