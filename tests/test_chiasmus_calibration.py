@@ -22,7 +22,7 @@ from spacy_rhetoric.chiasmus.calibration import (
     write_calibrations,
 )
 from spacy_rhetoric.chiasmus.component import kept_candidates
-from spacy_rhetoric.chiasmus.rules import same_stem
+from spacy_rhetoric.chiasmus.rules import _stem_pairs, same_stem
 
 
 @settings(max_examples=200, deadline=None)
@@ -118,6 +118,21 @@ def test_same_stem():
     assert same_stem("blickst", "blickt") and same_stem("amor", "amoris")
     assert same_stem("the", "the") and not same_stem("haus", "hausaufgabe")
     assert not same_stem("sein", "seit")
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from("amor amoris blickst blickt haus hausaufgabe der".split()), min_size=1
+    ),
+    st.data(),
+)
+def test_stem_pairs_equal_same_stem_position_by_position(forms, data):
+    index = st.integers(0, len(forms) - 1)
+    left = numpy.asarray(data.draw(st.lists(index, max_size=30)), dtype=numpy.int64)
+    right = numpy.asarray(data.draw(st.lists(index, min_size=len(left), max_size=len(left))))
+    expected = [float(same_stem(forms[i], forms[j])) for i, j in zip(left, right)]
+    assert _stem_pairs(forms, left, right.astype(numpy.int64)).tolist() == expected
 
 
 @settings(max_examples=200, deadline=None)

@@ -326,15 +326,13 @@ def build_analyzer(
             parallelism = load("parallelism", parallelism_path, _load)
         if parallelism is not None:
             detail = f"{wanted['parallelism']} from {origins['parallelism']}"
-            if lang == "zh" and type(nlp.tokenizer).__name__ == "ChineseTokenizer":
-                segmenter = getattr(nlp.tokenizer, "segmenter", "char")
-                if str(segmenter).endswith("char"):
-                    detail += (
-                        " (tokens: spaCy's character segmentation; the model was trained on "
-                        f"PSE-I's words: {build_hint(wanted['base'])})"
-                    )
-                else:
-                    detail += f" (tokens: {wanted['base']}'s words, as in PSE-I)"
+            if lang == "zh" and getattr(nlp.tokenizer, "segmenter", None) == "char":
+                detail += (
+                    " (tokens: spaCy's character segmentation; the model was trained on "
+                    f"PSE-I's words: {build_hint(wanted['base'])})"
+                )
+            elif lang == "zh":
+                detail += f" (tokens: {wanted['base']}'s words, as in PSE-I)"
             if get_spec(wanted["parallelism"]).lang == "xx":
                 detail += " (zero-shot: trained on Latin and Chinese only)"
             notes.append(Note(lang, "parallelism", True, detail))

@@ -51,14 +51,15 @@ def _latin_texts(data_dir: Path, names: Iterable[str], tokens: int) -> List[str]
         if not path.is_file():
             raise FileNotFoundError(f"Latin running text: {path} not found")
         chunk: List[str] = []
-        seen = 0
+        in_chunk = seen = 0
         for segment in read_tess(path).segments:
-            words = segment.text.split()
+            words = len(segment.text.split())
             chunk.append(segment.text)
-            seen += len(words)
-            if sum(len(t.split()) for t in chunk) >= 200:
+            in_chunk += words
+            seen += words
+            if in_chunk >= 200:  # about a paragraph a doc
                 texts.append(" ".join(chunk))
-                chunk = []
+                chunk, in_chunk = [], 0
             if seen >= tokens:
                 break
         if chunk:

@@ -354,8 +354,8 @@ def kept_candidates(
     """How many of a doc's candidates, best first, a finder keeps: those scoring at
     least ``threshold`` (at most ``MIN_FINDINGS`` plus ``max_findings_per_1000`` per
     1,000 tokens: only a degenerate text such as "der Mann der Frau" repeated has more),
-    then at most
-    ``review_per_1000`` per 1,000 tokens for review (none where the chiasmi were cut).
+    then at most ``review_per_1000`` per 1,000 tokens for review (none where the chiasmi
+    were cut).
 
     ranked (numpy.ndarray): the scores, in descending order.
     n_tokens (int): the doc's length.

@@ -128,13 +128,16 @@ def same_stem(a: str, b: str) -> bool:
 
 
 def _stem_pairs(forms: List[str], left: numpy.ndarray, right: numpy.ndarray) -> numpy.ndarray:
-    """``same_stem`` of the forms at ``left[k]``, ``right[k]`` (each distinct pair once)."""
+    """``same_stem`` of the forms at ``left[k]``, ``right[k]``, computed once per
+    distinct pair of forms (running text repeats its words: far fewer than positions)."""
     if len(left) == 0:
         return numpy.zeros(0, dtype="float32")
-    keys = left.astype(numpy.int64) * len(forms) + right.astype(numpy.int64)
+    vocab, form_ids = numpy.unique(numpy.asarray(forms, dtype=object), return_inverse=True)
+    form_ids = form_ids.reshape(-1).astype(numpy.int64)
+    keys = form_ids[left] * len(vocab) + form_ids[right]
     unique, inverse = numpy.unique(keys, return_inverse=True)
     found = numpy.asarray(
-        [same_stem(forms[k // len(forms)], forms[k % len(forms)]) for k in unique.tolist()],
+        [same_stem(vocab[k // len(vocab)], vocab[k % len(vocab)]) for k in unique.tolist()],
         dtype="float32",
     )
     return found[inverse.reshape(-1)]
