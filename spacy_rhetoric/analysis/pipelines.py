@@ -283,11 +283,18 @@ def build_analyzer(
         detail = f"{wanted['chiasmus']} from {origins['chiasmus']}{remark}"
         notes.append(Note(lang, "chiasmus", True, detail))
     elif lang in RULE_CHIASMUS:
-        nlp.add_pipe("chiasmus_finder")
+        rules = nlp.add_pipe("chiasmus_finder")
         reads = "POS and lemmas" if _has_pos_and_lemmas(nlp) else "forms (no tagger)"
+        calibrated = rules.model.attrs.get("calibrated_for")
+        calibration = (
+            f"calibrated for {LANGUAGE_NAMES.get(calibrated, calibrated)} on running text "
+            f"(bias {rules.model.attrs['bias']:.2f}, spacy_rhetoric/data/chiasmus/calibration.json)"
+            if calibrated
+            else "Europarl settings"
+        )
         detail = (
             "chiasmus_finder with the hand-weighted rules (antimetaboles, Dubremetz & "
-            f"Nivre's features; no training) on {reads}; {why}"
+            f"Nivre's features; no training; {calibration}) on {reads}; {why}"
         )
         notes.append(Note(lang, "chiasmus", True, detail))
     else:
