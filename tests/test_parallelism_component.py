@@ -258,3 +258,18 @@ def test_spelling_reads_classical_text_as_the_model_was_trained(tmp_path):
     assert spacy.load(tmp_path).get_pipe("parallelism_tagger").cfg["spelling"] == "latin"
     with pytest.raises(ValueError, match="spelling"):
         make_nlp(spelling="greek")
+
+
+def test_branches_never_begin_or_end_with_a_line_break():
+    from spacy_rhetoric.parallelism.component import trim_spaces
+
+    text = "Fair is foul, and foul is fair:\nHover through the fog\n\nand filthy air."
+    doc = spacy.blank("en")(text)
+    assert [t.i for t in doc if t.is_space] == [9, 14]
+    decoded = [
+        (((0, 3), (4, 8), (9, 15)), 1),  # the third branch: "\nHover through the fog\n\n"
+        (((9, 10), (14, 15)), 2),  # only line breaks: both branches go, so does it
+        (((0, 3), (9, 10)), 2),  # one branch left: not a parallelism
+    ]
+    assert trim_spaces(doc, decoded) == [(((0, 3), (4, 8), (10, 14)), 1)]
+    assert trim_spaces(doc, []) == []

@@ -141,6 +141,30 @@ def make_parallelism_tagger(
 SPELLINGS: Dict[str, Callable[[str], str]] = {"lower": str.lower, "latin": normalize_latin}
 
 
+def trim_spaces(doc: Doc, decoded: Sequence[Tuple[Sequence[Tuple[int, int]], int]]) -> List:
+    """Decoded parallelisms with whitespace tokens (line breaks) trimmed from the ends of
+    each branch; a branch left empty is dropped, and so is a parallelism left with fewer
+    than two branches.
+
+    doc (Doc): the doc the offsets refer to.
+    decoded (Sequence): (branch offsets, stratum) per parallelism.
+    RETURNS (List): the same, trimmed.
+    """
+    trimmed = []
+    for offsets, stratum in decoded:
+        branches = []
+        for start, end in offsets:
+            while start < end and doc[start].is_space:
+                start += 1
+            while end > start and doc[end - 1].is_space:
+                end -= 1
+            if start < end:
+                branches.append((start, end))
+        if len(branches) >= 2:
+            trimmed.append((tuple(branches), stratum))
+    return trimmed
+
+
 def respelled(doc: Doc, spelling: str) -> Doc:
     """The doc as the model reads it: a copy with each word respelled (same tokens and
     whitespace), or the doc itself where nothing changes."""
@@ -461,7 +485,7 @@ class ParallelismTagger(TrainablePipe):
     def set_annotations(self, docs: Iterable[Doc], rows: List[List[List[str]]]) -> None:
         """Decode the tag rows and write the parallelisms to doc.spans."""
         for doc, tags in zip(docs, rows):
-            decoded = decode_strata(tags, self.scheme) if len(doc) else []
+            decoded = trim_spaces(doc, decode_strata(tags, self.scheme) if len(doc) else [])
             labels = self.type_parallelisms(doc, [offsets for offsets, _ in decoded])
             items = [
                 (offsets, label, stratum)
