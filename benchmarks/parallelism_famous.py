@@ -25,7 +25,7 @@ import spacy
 import srsly
 from spacy.tokens import Doc
 
-from spacy_rhetoric.chiasmus.calibrate import _treebank_texts
+from spacy_rhetoric.chiasmus.negatives import running_text
 from spacy_rhetoric.corpora.parallelisms import get_parallelisms
 
 REPO = Path(__file__).resolve().parents[1]
@@ -98,7 +98,7 @@ def famous(nlp, lang: str, items: List[Dict]) -> Dict:
 
 
 def running(nlp, lang: str, data_dir: Path) -> Dict:
-    texts = _treebank_texts(data_dir / RUNNING[lang])
+    texts = [doc.text for doc in running_text([data_dir / RUNNING[lang]], nlp.vocab)]
     start = time.perf_counter()
     docs = list(nlp.pipe(tokenized(nlp, lang, texts)))
     seconds = time.perf_counter() - start

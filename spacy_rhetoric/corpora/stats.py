@@ -86,7 +86,9 @@ def read_docbins(paths: Iterable[Union[str, Path]], vocab: Vocab) -> Iterable[Do
             except (ValueError, OSError) as err:  # srsly/msgpack/zlib errors are ValueErrors
                 reason = "not a DocBin (.spacy) file" if isinstance(err, ValueError) else err
                 raise CorpusFormatError(file, None, str(reason)) from None
+            if not path.is_dir():
+                yield from docbin.get_docs(vocab)
+                continue
             for doc in docbin.get_docs(vocab):
-                if path.is_dir():
-                    doc.user_data.setdefault("corpus", file.stem)
+                doc.user_data.setdefault("corpus", file.stem)
                 yield doc
