@@ -54,7 +54,8 @@ class ModelSpec:
 
     name (str): e.g. "base-la".
     lang (str): the language code.
-    role (str): "base" (tagger, lemmatizer, parser), "parallelism" or "chiasmus".
+    role (str): "base" (tagger, lemmatizer, parser), "parallelism", "chiasmus" or
+        "intertext" (an intertext_matcher with its source index inside).
     description (str): what it is and what it is trained on.
     licence (str): the licence of its training data (decides whether it may be shipped).
     data (Tuple[str, ...]): folders of the data mirror its commands read.
@@ -94,6 +95,10 @@ E5 = (
     "https://huggingface.co/intfloat/multilingual-e5-small",
     "MIT",
 )
+
+# Virgil's text is in the public domain (Greenough's 1900 edition); the digital text is
+# the Perseus Digital Library's (CC BY-SA 3.0), in Tesserae's segmentation (UBPL 1.0)
+VIRGIL_LICENCE = "CC BY-SA 3.0 (Virgil's text: Perseus via Tesserae); reranker: Loci Similes (MIT)"
 
 MODEL_SPECS: Dict[str, ModelSpec] = {
     spec.name: spec
@@ -185,6 +190,28 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
                     "Paibi Student Essays (PSE-I)",
                     "https://github.com/Mythologos/Paibi-Student-Essays",
                     CC_BY_SA,
+                ),
+                E5,
+            ),
+        ),
+        ModelSpec(
+            "intertext-la", "la", "intertext",
+            "intertext_matcher with an index of Virgil (Aeneid, Georgics, Eclogues: every "
+            "verse line; lexical + multilingual-e5-small) and its reranker trained on the "
+            "Loci Similes links to Virgil",
+            VIRGIL_LICENCE, ("latin-corpora", "loci-similes"), ("pipeline-intertext-la",),
+            "training/intertext-la/model", package="la_rhetoric_intertext",
+            sources=(
+                (
+                    "Virgil, Opera (ed. Greenough 1900), Perseus Digital Library text as "
+                    "segmented by Tesserae",
+                    "https://github.com/tesserae/tesserae",
+                    "CC BY-SA 3.0 (Perseus); Tesserae UBPL 1.0",
+                ),
+                (
+                    "Loci Similes (Jerome, Lactantius -> Virgil links; the reranker)",
+                    "https://github.com/julianschelb/locisimiles",
+                    "MIT",
                 ),
                 E5,
             ),

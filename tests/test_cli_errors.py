@@ -33,6 +33,7 @@ BAD_INPUTS = {
     "demo": [["-m", "base-en=D"], ["-m", "nonsense"]],
     "intertext evaluate": [["M", "D"], ["C", "D"], ["T", "M"]],
     "intertext index": [["M", "-o", "O"], ["C", "-o", "O"], ["S", "-o", "O"]],
+    "intertext pipeline": [["M", "-o", "O"], ["D", "-o", "O"], ["T", "-o", "O"]],
     "intertext match": [["T", "--index", "D", "-o", "O"], ["M", "--index", "D", "-o", "O"]],
     "intertext train": [["C", "--index", "D"], ["M", "--index", "D"]],
     "models build": [["--lang", "fr"], ["--lang", "de", "--data", "M"]],

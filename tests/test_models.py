@@ -135,6 +135,7 @@ def test_models_for_orders_requirements():
         "base-la",
         "base-la-udante",
         "parallelism-la",
+        "intertext-la",
     ]
     with pytest.raises(ModelError, match="Unknown language"):
         models_for(["fr"])

@@ -132,8 +132,8 @@ def test_analysis_report_renders_and_sorts_in_chromium(tmp_path, no_models, reco
 @needs_chromium
 def test_fresh_install_demo_shows_predictions(tmp_path, fresh_install, record_property):
     """The README's quick start on a fresh machine: the shipped packages (base-de,
-    base-en, parallelism-la, parallelism-zh) and the chiasmus rules give predicted
-    findings."""
+    base-en, parallelism-la, parallelism-zh, parallelism-xx, intertext-la) and the
+    chiasmus rules give predicted findings."""
     page = tmp_path / "demo.html"
     list(run_demo(page))
     dom = dump_dom(page, tmp_path / "profile")
@@ -145,6 +145,11 @@ def test_fresh_install_demo_shows_predictions(tmp_path, fresh_install, record_pr
     # the shipped multilingual head, zero-shot on the English sample
     assert ("parallelism", "en_shakespeare_johnson.txt") in predicted
     assert "zero-shot: trained on Latin and Chinese only" in dom
+    # Augustine quoting Virgil, linked through the shipped index with the reranker
+    assert ("intertext", "la_augustine_civitas.txt") in predicted
+    links = re.findall(r"verg\. aen\. (\d+\.\d+)", dom)
+    assert {"6.853", "1.67"} <= set(links)
+    assert "shipped index intertext-la" in dom
     # antimetaboles ranked by the rules on the shipped English tagger's lemmas
     assert ("chiasmus", "en_shakespeare_johnson.txt") in predicted
     chiasmus = dom[dom.index('class="chiasmus-render"') :]

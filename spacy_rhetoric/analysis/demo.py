@@ -1,5 +1,6 @@
 """The demo: ``analyze`` on the bundled samples (a Latin sermon section with its gold
-parallelisms, a German and an English passage), with whatever models are available.
+parallelisms, Augustine quoting Virgil, a German, an English and a Chinese passage),
+with whatever models are available.
 
 Without any built model it still shows the gold parallelisms of the Latin sample and
 lists, per language, what did not run and the command that enables it."""
@@ -13,12 +14,13 @@ from spacy.tokens import Doc
 
 from ..corpora.parallelisms import set_parallelisms
 from .findings import Analysis, Document, Note, analysis_data
-from .pipelines import build_analyzer
+from .pipelines import LANGUAGE_MODELS, build_analyzer
 from .report import analysis_page
 
 SAMPLES = Path(__file__).parent.parent / "data" / "samples"
 # (language, bundled text file) analysed by the demo besides the Latin gold sample
 TEXT_SAMPLES = (
+    ("la", "la_augustine_civitas.txt"),
     ("de", "de_goethe_schiller.txt"),
     ("en", "en_shakespeare_johnson.txt"),
     ("zh", "zh_paibi.txt"),
@@ -56,15 +58,20 @@ def demo_analysis(models: Optional[Mapping[str, Path]] = None) -> Iterator[Any]:
     samples += [
         (lang, name, (SAMPLES / name).read_text(encoding="utf8")) for lang, name in TEXT_SAMPLES
     ]
+    analyzers: Dict[str, Any] = {}  # one per language: its models load once, notes once
     for lang, name, text in samples:
-        analyzer = build_analyzer(lang, models)
+        noted = lang in analyzers
+        if not noted:
+            analyzers[lang] = build_analyzer(lang, models, shipped_index=True)
+        analyzer = analyzers[lang]
         ran = [n.component for n in analyzer.notes if n.ran]
         if lang == "la" and not ran:  # nothing to add to the gold rendering
-            analysis.notes.extend(analyzer.notes)
+            if not noted:
+                analysis.notes.extend(analyzer.notes)
             continue
-        part = Analysis(notes=list(analyzer.notes))
+        part = Analysis(notes=[] if noted else list(analyzer.notes))
         document = analyzer.analyze_text(text, name)
-        if lang == "la":
+        if name.endswith("(predicted)"):
             document.caption = (
                 "The sample's section is in the ASP training split: the predictions show "
                 "the pipeline at work, not held-out accuracy."
@@ -84,7 +91,7 @@ def run_demo(
     models (Optional[Mapping[str, Path]]): explicit model paths (NAME -> PATH).
     json_output (Optional[Path]): also write the findings as JSON here.
     YIELDS (Union[str, Note]): progress lines, and the note of each component that did
-        not run (except intertext, which needs an index).
+        not run (intertext only for a language with a shipped index).
     """
     analysis = None
     for item in demo_analysis(models):
@@ -94,12 +101,14 @@ def run_demo(
             yield item
     assert analysis is not None
     for note in analysis.notes:
-        if not note.ran and note.component != "intertext":
+        shipped = "intertext" in LANGUAGE_MODELS.get(note.lang, {})
+        if not note.ran and (note.component != "intertext" or shipped):
             yield note
     page = analysis_page(
         analysis,
         "spacy_rhetoric demo: parallelisms, chiasmi and displacement",
-        note="Bundled samples: Augustine, Sermo 147.1 (ASP, CC BY-SA 4.0); Goethe and "
+        note="Bundled samples: Augustine, Sermo 147.1 (ASP, CC BY-SA 4.0) and De civitate "
+        "Dei 1 praef., 1.3 (quoting Virgil); Goethe and "
         "Schiller; Shakespeare, Johnson, the King James Bible and Pope (public domain).",
     )
     Path(output).parent.mkdir(parents=True, exist_ok=True)

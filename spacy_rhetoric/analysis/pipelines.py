@@ -6,8 +6,9 @@ One :class:`Analyzer` per language holds
 - the base pipeline (``base-<lang>``: tagger, morphologizer, lemmatizer, parser; for
   Chinese, or when the base model is missing, a blank tokenizer-only pipeline),
   extended with ``chiasmus_finder`` (sourced from ``chiasmus-<lang>``),
-  ``displacement_analyzer`` (if the base has a parser) and ``intertext_matcher`` (if an
-  index is given);
+  ``displacement_analyzer`` (if the base has a parser) and ``intertext_matcher`` (over
+  the index given, else the language's shipped index, ``intertext-<lang>``: Virgil for
+  Latin);
 - the parallelism pipeline (``parallelism-<lang>``), run as a second pipeline over the
   base tokens: it was trained on the datasets' own tokens and orthography (ASP: lower
   case, u for v, i for j), so each base doc is copied into its vocab with its words
@@ -37,6 +38,8 @@ from spacy.tokens import Doc
 from ..chiasmus.component import DEFAULT_REVIEW_PER_1000
 from ..corpora.latin import normalize_latin
 from ..corpora.parallelisms import get_parallelisms, set_parallelisms
+from ..intertext.component import STORED_INDEX
+from ..intertext.index import META_FILE
 from ..models import build_hint, get_spec, resolve
 from ..textio import CHUNK_CHARS, text_chunks
 from .findings import Document, Note
@@ -46,7 +49,7 @@ LANGUAGE_NAMES = {"la": "Latin", "de": "German", "en": "English", "zh": "Chinese
 COMPONENTS = ("base", "parallelism", "chiasmus", "displacement", "intertext")
 # The trained models each language can use, by component.
 LANGUAGE_MODELS: Dict[str, Dict[str, str]] = {
-    "la": {"base": "base-la-udante", "parallelism": "parallelism-la"},
+    "la": {"base": "base-la-udante", "parallelism": "parallelism-la", "intertext": "intertext-la"},
     "de": {"base": "base-de", "chiasmus": "chiasmus-de", "parallelism": "parallelism-xx"},
     "en": {"base": "base-en", "chiasmus": "chiasmus-en", "parallelism": "parallelism-xx"},
     "zh": {"base": "base-zh", "parallelism": "parallelism-zh"},
@@ -194,6 +197,7 @@ def build_analyzer(
     threshold: Optional[float] = None,
     top_k: int = 10,
     packaged_reranker: bool = True,
+    shipped_index: bool = False,
 ) -> Analyzer:
     """Assemble the pipelines of a language from the models that are available.
 
@@ -203,6 +207,8 @@ def build_analyzer(
     threshold (Optional[float]): the intertext link threshold (None: the reranker's).
     top_k (int): intertext candidates per segment that may become links.
     packaged_reranker (bool): for an index without a reranker, the packaged one that fits.
+    shipped_index (bool): without ``index``, link to the language's shipped source index
+        (``intertext-<lang>``, e.g. Virgil for Latin) where it is installed.
     RETURNS (Analyzer): the pipelines and the notes.
     RAISES AnalyzeError: unknown language; an explicit model or the index that fails to load.
     """
@@ -346,8 +352,34 @@ def build_analyzer(
 
     if index is not None:
         notes.append(_add_intertext(nlp, lang, Path(index), threshold, top_k, packaged_reranker))
+    elif not shipped_index:
+        notes.append(Note(lang, "intertext", False, "switched off (--no-index)"))
+    elif "intertext" not in wanted:
+        notes.append(
+            Note(
+                lang,
+                "intertext",
+                False,
+                f"no shipped source index for {LANGUAGE_NAMES[lang]}: give one with --index "
+                "(build it with `python -m spacy_rhetoric intertext index SOURCE -o INDEX`)",
+            )
+        )
     else:
-        notes.append(Note(lang, "intertext", False, "no --index given"))
+        intertext_path = locate("intertext")
+        if intertext_path is not None:
+            stored = intertext_path / "intertext_matcher" / STORED_INDEX
+            if not (stored / META_FILE).is_file():
+                problem = f"model {wanted['intertext']} at {intertext_path} holds no index"
+                notes.append(
+                    Note(lang, "intertext", False, f"{problem}; {build_hint(wanted['intertext'])}")
+                )
+            else:
+                label = f"shipped index {wanted['intertext']} from {origins['intertext']}"
+                notes.append(
+                    _add_intertext(
+                        nlp, lang, stored, threshold, top_k, packaged_reranker, label=label
+                    )
+                )
     normalize = PARALLELISM_NORMALIZERS.get(lang)
     return Analyzer(lang, nlp, parallelism, notes, normalize)
 
@@ -371,12 +403,14 @@ def _add_intertext(
     threshold: Optional[float] = None,
     top_k: int = 10,
     packaged: bool = True,
+    label: Optional[str] = None,
 ) -> Note:
     """Add ``intertext_matcher`` with an index (opened now, so that a bad index fails
     here with a clear message rather than on the first document), behind a rule-based
     ``sentencizer`` where nothing else splits sentences, so that the queries are
     sentences. Without a reranker in the index and without ``threshold`` the index's
-    default threshold applies (``intertext.null``): the note says so, loudly."""
+    default threshold applies (``intertext.null``): the note says so, loudly. ``label``
+    names the index in the note (default: its path)."""
     from ..intertext.link import link_threshold
     from ..intertext.null import NULL_KEY
     from ..intertext.rerank import RERANKER_FILE
@@ -401,7 +435,8 @@ def _add_intertext(
     splitter = "parser" if nlp.has_pipe("parser") else "senter"
     if nlp.has_pipe("sentencizer"):
         splitter = "rule-based sentencizer"
-    detail = f"intertext_matcher, index {index} ({size} source segments; queries: sentences "
+    label = label or f"index {index}"
+    detail = f"intertext_matcher, {label} ({size} source segments; queries: sentences "
     detail += f"({splitter})"
     train = (
         f"train a reranker with `python -m spacy_rhetoric intertext train LABELS --index {index}`"

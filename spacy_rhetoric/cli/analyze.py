@@ -19,7 +19,13 @@ def analyze_cli(
     as_json: bool = Opt(False, "--json", help="Print the findings as JSON to stdout"),
     json_output: Optional[Path] = Opt(None, "--json-output", "-j", help="Write the JSON here"),
     model: Optional[List[str]] = MODELS_OPTION,
-    index: Optional[Path] = Opt(None, "--index", help="Intertext index: adds intertext_matcher"),
+    index: Optional[Path] = Opt(
+        None,
+        "--index",
+        help="Intertext index (default for Latin: the shipped index of Virgil, "
+        "la_rhetoric_intertext)",
+    ),
+    no_index: bool = Opt(False, "--no-index", help="Intertext: no index, not even the shipped one"),
     threshold: Optional[float] = Opt(
         None,
         "--threshold",
@@ -59,13 +65,15 @@ def analyze_cli(
 
     if batch_size < 1 or max_rendered < 0:
         msg.fail("--batch-size must be at least 1 and --max-rendered at least 0.", exits=1)
+    if index is not None and no_index:
+        msg.fail("Give --index or --no-index, not both.", exits=1)
     try:
         check_language(lang)
         files = collect_files(inputs, pattern)
         explicit = explicit_models(model)
         analyzer = build_analyzer(
             lang, explicit, index, threshold=threshold, top_k=top_k,
-            packaged_reranker=packaged_reranker,
+            packaged_reranker=packaged_reranker, shipped_index=not no_index,
         )  # fmt: skip
     except (AnalyzeError, InputError) as error:
         msg.fail(str(error), exits=1)

@@ -1,5 +1,5 @@
 """CLI of the intertext capability: ``python -m spacy_rhetoric intertext index|train|
-match|evaluate``."""
+pipeline|match|evaluate``."""
 
 import csv
 import json
@@ -153,6 +153,33 @@ def intertext_train_cli(
             f"Trained the reranker on {summary['queries']} queries ({summary['positives']} "
             f"retrieved links), threshold {summary['threshold']:.3f} -> {index_dir}"
         )
+
+
+@intertext_app.command("pipeline")
+def intertext_pipeline_cli(
+    index_dir: Path = Arg(..., help="Index directory (with its reranker, if trained)"),
+    output: Path = Opt(..., "--output", "-o", help="Pipeline directory to write"),
+    lang: str = Opt("la", "--lang", help="Language of the blank pipeline"),
+    k: int = Opt(10, "--top-k", "-k", help="Candidates per sentence that may become links"),
+    name: str = Opt("intertext", "--name", help="The pipeline's meta name"),
+    description: str = Opt("", "--description", help="The pipeline's meta description"),
+) -> None:
+    """Save a spaCy pipeline (sentencizer + intertext_matcher) with the index inside it,
+    ready for `spacy package` or `spacy.load`."""
+    from ..intertext.pipeline import index_pipeline
+
+    try:
+        nlp = index_pipeline(index_dir, lang, k, name=name, description=description)
+    except (FileNotFoundError, ValueError, KeyError, OSError) as err:
+        msg.fail(str(err), exits=1)
+    try:
+        Path(output).mkdir(parents=True, exist_ok=True)
+        nlp.to_disk(output)
+    except OSError as err:
+        msg.fail(f"intertext pipeline: cannot write {output}: {err}", exits=1)
+    size = sum(f.stat().st_size for f in Path(output).rglob("*") if f.is_file())
+    typer.echo(f"Saved {', '.join(nlp.pipe_names)} with the index inside -> {output} "
+               f"({size / 1e6:.1f} MB)")  # fmt: skip
 
 
 @intertext_app.command("match")

@@ -17,6 +17,7 @@ index) >= ``threshold`` (None: the index's default, a similarity that unrelated 
 segments rarely reach, see ``null.py``; -1: all k). See ``link.link_segments``.
 """
 
+import shutil
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
@@ -26,13 +27,14 @@ from spacy.pipeline import Pipe
 from spacy.tokens import Doc, Span
 from spacy.util import minibatch
 
-from .index import IntertextIndex
+from .index import META_FILE, IntertextIndex
 from .link import link_segments
 from .rerank import RERANKER_FILE, FeatureReranker, apply_fusion, index_reranker, load_reranker
 
 SPANS_KEY = "intertext"
 LABEL = "intertext"
 SEGMENTS = ("sents", "doc")
+STORED_INDEX = "index"  # the index's folder inside the component's, with store_index
 
 
 def register_intertext_extensions() -> None:
@@ -63,6 +65,7 @@ def get_intertext_links(doc: Doc, spans_key: str = SPANS_KEY) -> List[Tuple[Span
         "segment": "sents",
         "rerank": True,
         "packaged_reranker": True,
+        "store_index": False,
         "spans_key": SPANS_KEY,
         "scorer": {"@scorers": "spacy-rhetoric.intertext_scorer.v1"},
     },
@@ -78,6 +81,7 @@ def make_intertext_matcher(
     segment: str,
     rerank: bool,
     packaged_reranker: bool,
+    store_index: bool,
     spans_key: str,
     scorer: Optional[Callable],
 ) -> "IntertextMatcher":
@@ -95,6 +99,9 @@ def make_intertext_matcher(
         component).
     packaged_reranker (bool): for an index without a reranker, the packaged one that
         fits its kind (``rerank.index_reranker``); else the index's default threshold.
+    store_index (bool): save the index inside the pipeline (``nlp.to_disk`` copies it
+        into the component's ``index/`` folder, which ``spacy package`` ships and
+        ``from_disk`` reopens); False: refer to it by its absolute path.
     spans_key (str): the span group to write.
     scorer (Optional[Callable]): the scoring method (recall@k, MRR, P/R/F1).
     """
@@ -108,6 +115,7 @@ def make_intertext_matcher(
         segment=segment,
         rerank=rerank,
         packaged_reranker=packaged_reranker,
+        store_index=store_index,
         spans_key=spans_key,
         scorer=scorer,
     )
@@ -116,10 +124,12 @@ def make_intertext_matcher(
 class IntertextMatcher(Pipe):
     """Link query segments to source passages with an IntertextIndex and its reranker.
 
-    The index is referenced, not copied: it is large (the full Latin pool is 1.5 GB of
-    embeddings) and shared by pipelines, so the component stores its absolute path and
-    ``from_disk`` fails with a clear message where it is missing. The reranker is
-    small and is saved with the component.
+    By default the index is referenced, not copied: it is large (the full Latin pool is
+    1.5 GB of embeddings) and shared by pipelines, so the component stores its absolute
+    path and ``from_disk`` fails with a clear message where it is missing. With
+    ``store_index`` the index is saved inside the pipeline (a small index that ships
+    with it, e.g. ``la_rhetoric_intertext``). The reranker is small and is saved with
+    the component.
     """
 
     def __init__(
@@ -134,6 +144,7 @@ class IntertextMatcher(Pipe):
         segment: str = "sents",
         rerank: bool = True,
         packaged_reranker: bool = True,
+        store_index: bool = False,
         spans_key: str = SPANS_KEY,
         scorer: Optional[Callable] = None,
         index: Optional[IntertextIndex] = None,
@@ -156,6 +167,7 @@ class IntertextMatcher(Pipe):
             "segment": segment,
             "rerank": rerank,
             "packaged_reranker": packaged_reranker,
+            "store_index": store_index,
             "spans_key": spans_key,
         }
         self.scorer = scorer
@@ -268,7 +280,8 @@ class IntertextMatcher(Pipe):
             doc.spans[key] = group
 
     def to_disk(self, path, *, exclude=tuple()) -> None:
-        """Save the settings (with the index's absolute path) and the reranker."""
+        """Save the settings (with the index's absolute path) and the reranker; with
+        ``store_index``, the index too (into ``index/``, with its own reranker file)."""
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         srsly.write_json(path / "cfg", self.cfg)
@@ -276,11 +289,22 @@ class IntertextMatcher(Pipe):
             self.index  # noqa: B018  (reads the index's reranker if not read yet)
         if self.reranker is not None:
             srsly.write_json(path / RERANKER_FILE, self.reranker.to_dict())
+        if self.cfg.get("store_index") and self.cfg["index_path"] is not None:
+            source, target = Path(self.cfg["index_path"]), path / STORED_INDEX
+            if source.resolve() != target.resolve():  # not saved over itself
+                if target.exists():
+                    shutil.rmtree(target)
+                self.index.to_disk(target)
+                if (source / RERANKER_FILE).is_file():
+                    shutil.copyfile(source / RERANKER_FILE, target / RERANKER_FILE)
 
     def from_disk(self, path, *, exclude=tuple()) -> "IntertextMatcher":
-        """Load the settings and the reranker; the index opens on first use."""
+        """Load the settings and the reranker; the index opens on first use (the one
+        saved inside the pipeline, if it has one)."""
         path = Path(path)
         self.cfg.update(srsly.read_json(path / "cfg"))
+        if (path / STORED_INDEX / META_FILE).is_file():
+            self.cfg["index_path"] = _absolute(path / STORED_INDEX)
         self._index = None
         self.reranker = load_reranker(path)
         self._reranker_read = self.reranker is not None

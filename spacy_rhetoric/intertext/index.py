@@ -197,22 +197,34 @@ class IntertextIndex:
                 f"intertext: {path} is not an index ({META_FILE} missing); build one with "
                 "'python -m spacy_rhetoric intertext index SOURCE -o INDEX'"
             )
-        cfg = srsly.read_json(path / META_FILE)
-        if cfg.get("version") != FORMAT_VERSION:
+        file = path / META_FILE
+        try:
+            cfg = srsly.read_json(file)
+            if not isinstance(cfg, dict) or "kind" not in cfg:
+                raise ValueError("no index settings")
+            if cfg.get("version") != FORMAT_VERSION:
+                raise ValueError(
+                    f"format version {cfg.get('version')}; this version reads "
+                    f"{FORMAT_VERSION}: rebuild the index"
+                )
+            ids, texts = [], []
+            file = path / SEGMENTS_FILE
+            for record in srsly.read_jsonl(file):
+                ids.append(record["id"])
+                texts.append(record["text"])
+            file = path / LEXICAL_FILE
+            with np.load(file, allow_pickle=False) as arrays:
+                lexical = LexicalIndex.from_arrays(dict(arrays), cfg["kind"])
+            embeddings = None
+            file = path / EMBEDDINGS_FILE
+            if file.is_file():
+                embeddings = np.load(file, mmap_mode="r" if mmap else None)
+            return cls(ids, texts, lexical, embeddings, cfg)
+        except (OSError, ValueError, KeyError, TypeError, EOFError) as err:
             raise ValueError(
-                f"intertext: index {path} has format version {cfg.get('version')}; "
-                f"this version reads {FORMAT_VERSION}: rebuild it"
-            )
-        ids, texts = [], []
-        for record in srsly.read_jsonl(path / SEGMENTS_FILE):
-            ids.append(record["id"])
-            texts.append(record["text"])
-        with np.load(path / LEXICAL_FILE, allow_pickle=False) as arrays:
-            lexical = LexicalIndex.from_arrays(dict(arrays), cfg["kind"])
-        embeddings = None
-        if (path / EMBEDDINGS_FILE).is_file():
-            embeddings = np.load(path / EMBEDDINGS_FILE, mmap_mode="r" if mmap else None)
-        return cls(ids, texts, lexical, embeddings, cfg)
+                f"intertext: {file} is not a readable index file ({type(err).__name__}: "
+                f"{err}); rebuild the index with 'python -m spacy_rhetoric intertext index'"
+            ) from None
 
     def encode_queries(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
         """texts (Sequence[str]): query texts.
