@@ -1,4 +1,4 @@
-"""Every ``python -m spacy_rhetoric ...`` command written in the README and in project.yml
+"""Every ``python -m spacy_rhetoric ...`` command written in the README, docs/ and project.yml
 names a registered command and only options that command has."""
 
 import re
@@ -18,10 +18,13 @@ PREFIX = re.compile(r"python -m spacy_rhetoric\s+([^`\n]*(?:\\\n[^`\n]*)*)")
 
 
 def _readme_commands() -> Iterator[Tuple[str, str]]:
-    text = (REPO / "README.md").read_text(encoding="utf8")
-    for match in PREFIX.finditer(text):
-        line = text.count("\n", 0, match.start()) + 1
-        yield f"README.md:{line}", match.group(1)
+    """The README's commands and those of the docs pages (docs/**/*.md)."""
+    for page in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]:
+        text = page.read_text(encoding="utf8")
+        where = "README.md" if page.name == "README.md" else "docs"
+        for match in PREFIX.finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            yield f"{where}:{page.relative_to(REPO)}:{line}", match.group(1)
 
 
 def _project_commands() -> Iterator[Tuple[str, str]]:
@@ -63,7 +66,7 @@ COMMANDS = list(_readme_commands()) + list(_project_commands()) + list(_hint_com
 
 def test_documented_commands_were_found():
     places = {where.split(":")[0] for where, _ in COMMANDS}
-    assert places == {"README.md", "project.yml", "hint"}
+    assert places == {"README.md", "docs", "project.yml", "hint"}
     assert len(COMMANDS) > 40
 
 
