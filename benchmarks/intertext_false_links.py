@@ -27,7 +27,7 @@ is linked); precision over the source lines predicted for the queries with such 
 and over all 463 queries (``precision_all_queries``: a query whose sources are all
 elsewhere is a distractor, and every line linked to it counts as wrong). On the Virgil index the
 packaged reranker saw these links, so its score there is replaced by ``own_reranker_cv``:
-a reranker trained on four grouped folds (``evaluate.query_folds``) and scored on the
+a reranker trained on four grouped folds (``folds.query_folds``) and scored on the
 fifth. On the other authors' index the packaged reranker never saw a positive link (it
 was trained against Virgil), so its score there is a transfer score; ``own_reranker_cv``
 is the same index's own cross-validated reranker for comparison.
@@ -51,7 +51,8 @@ import srsly
 
 from spacy_rhetoric.analysis.pipelines import build_analyzer
 from spacy_rhetoric.corpora.tesserae import read_tesserae
-from spacy_rhetoric.intertext.evaluate import query_folds, read_links
+from spacy_rhetoric.intertext.benchmark import read_links
+from spacy_rhetoric.intertext.folds import query_folds
 from spacy_rhetoric.intertext.index import EMBEDDINGS_FILE, IntertextIndex
 from spacy_rhetoric.intertext.link import link_segments, link_threshold
 from spacy_rhetoric.intertext.rerank import RERANKER_FILE, index_reranker

@@ -14,7 +14,8 @@ import srsly
 from spacy_rhetoric.assets import data_root
 from spacy_rhetoric.corpora import convert
 from spacy_rhetoric.corpora.parallelisms import get_parallelisms
-from spacy_rhetoric.parallelism.tags import TagScheme, encode_strata, link_values
+from spacy_rhetoric.parallelism.tag_codec import encode_strata
+from spacy_rhetoric.parallelism.tags import TagScheme, link_values
 
 DATA = data_root(sys.argv[1] if len(sys.argv) > 1 else None)
 

@@ -23,9 +23,9 @@ from spacy_rhetoric.corpora.asp import (
     SKIP_UNLINKED,
     SKIP_UNTYPED,
     SKIP_XML_ONLY,
-    align_words,
     convert_asp,
 )
+from spacy_rhetoric.corpora.asp_align import align_words
 from spacy_rhetoric.corpora.parallelisms import get_parallelisms
 
 XML_147 = "xml/tokenized/147_annotated.xml"

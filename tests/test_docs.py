@@ -111,9 +111,8 @@ def test_factory_settings_are_generated_for_every_component():
         ("intertext_matcher", "intertext"),
         ("displacement_analyzer", "displacement"),
     ):
-        assert f"<!-- factory: {name} -->" in (REPO / "docs" / "components" / f"{page}.md").read_text(
-            "utf8"
-        )
+        text = (REPO / "docs" / "components" / f"{page}.md").read_text("utf8")
+        assert f"<!-- factory: {name} -->" in text
         table = hooks.factory_reference(name)
         for key in Language.get_factory_meta(name).default_config:
             assert f"| `{key}` |" in table
@@ -137,6 +136,5 @@ def test_mkdocs_build_strict(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     html = (tmp_path / "site" / "cli" / "index.html").read_text("utf8")
     assert "intertext pipeline" in html and "--no-index" in html
-    assert "store_index" in (tmp_path / "site" / "components" / "intertext" / "index.html").read_text(
-        "utf8"
-    )
+    page = tmp_path / "site" / "components" / "intertext" / "index.html"
+    assert "store_index" in page.read_text("utf8")

@@ -9,7 +9,8 @@ from spacy_rhetoric.corpora.tesserae import (
     read_tesserae,
     tess_files,
 )
-from spacy_rhetoric.intertext.evaluate import build_benchmark, gold_items, query_folds, read_links
+from spacy_rhetoric.intertext.benchmark import build_benchmark, gold_items, read_links
+from spacy_rhetoric.intertext.folds import query_folds
 
 
 @pytest.fixture(scope="module")

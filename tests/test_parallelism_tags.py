@@ -12,26 +12,27 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spacy_rhetoric.corpora.parallelisms import assign_strata
-from spacy_rhetoric.parallelism.tags import (
-    LINK_TYPES,
-    LINKED_BEGIN,
+from spacy_rhetoric.parallelism.tag_codec import (
     LOCAL_PROBLEMS,
-    TAGSETS,
-    TagScheme,
-    all_schemes,
     decode,
     decode_strata,
     encode,
     encode_strata,
-    is_allowed,
+    tag_problems,
+)
+from spacy_rhetoric.parallelism.tag_constraints import is_allowed, transition_constraints
+from spacy_rhetoric.parallelism.tags import (
+    LINK_TYPES,
+    LINKED_BEGIN,
+    TAGSETS,
+    TagScheme,
+    all_schemes,
     join_link,
     link_values,
     parse_tag,
     split_link,
     structure_vocabulary,
-    tag_problems,
     tag_vocabulary,
-    transition_constraints,
 )
 
 SCHEMES = all_schemes()

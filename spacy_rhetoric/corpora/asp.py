@@ -6,6 +6,8 @@ sermons of Augustine. It ships the same annotation twice: as brat files
 and as tokenized XML (``xml/tokenized/NNN_annotated.xml``: sermon > section > word,
 each word with ``cont`` and, per stratum k, ``parallelism_id_k`` / ``branch_id_k``).
 ``splits/splits.json`` assigns the XML files to training/validation/optimization/test.
+The XML is read by ``asp_xml``, the brat files by ``asp_brat``, ``asp_align`` aligns
+the XML words to the brat text; this module combines them into Docs per split.
 
 How the two sources are combined:
 
@@ -54,20 +56,21 @@ the file and the line.
 """
 
 import bisect
-import html
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 from typing import Dict, List, Sequence, Set, Tuple
-from xml.parsers import expat
 
 import spacy
 import srsly
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
+from .asp_align import Alignment, align_words
+from .asp_brat import ARM_TYPES_OF, RELATION_LABELS, Arm, read_brat
+from .asp_xml import Section, Sermon, read_asp_xml, xml_parallelisms
 from .parallelisms import CHIASTIC, SYNCHYSTIC, UNTYPED, set_parallelisms
 from .util import Conversion, CorpusFormatError
 
@@ -79,19 +82,6 @@ SPLITS: Dict[str, str] = {
     "optimization": "opt",
     "test": "test",
 }
-ARM_TYPES = ("ParallelArm", "ChiasmA", "ChiasmB")
-RELATION_LABELS: Dict[str, str] = {
-    "Parallel": SYNCHYSTIC,
-    "Parallelism": SYNCHYSTIC,
-    "Chiasm": CHIASTIC,
-}
-# the arm types each relation type links
-ARM_TYPES_OF: Dict[str, Set[str]] = {
-    "Parallel": {"ParallelArm"},
-    "Parallelism": {"ParallelArm"},
-    "Chiasm": {"ChiasmA", "ChiasmB"},
-}
-NOTE_TYPES = ("AnnotatorNotes",)
 
 # skip / warning reasons (the keys of Conversion.skip_summary())
 SKIP_UNALIGNED_WORD = "word not found in the brat text (space assumed)"
@@ -111,453 +101,6 @@ SKIP_DISCONTINUOUS_ARM = "discontinuous brat arm (read as one span)"
 SKIP_NOTE = "brat note on an arm that cannot be placed"
 
 _HEADER_RE = re.compile(r"<(\S+) (\S+)>[ \t]*")
-_T_RE = re.compile(r"(T\d+)\t(\S+) (\d+ \d+(?:;\d+ \d+)*)\t(.*)")
-_R_RE = re.compile(r"(R\d+)\t(\S+) Arg1:(\S+) Arg2:(\S+)\s*")
-_NOTE_RE = re.compile(r"(#\d+)\t(\S+) (\S+)\t(.*)")
-_TAG_ATTR_RE = re.compile(r"(parallelism|branch)_id_(\d+)")
-
-
-# ---------------------------------------------------------------------------
-# XML
-
-
-@dataclass
-class _Section:
-    id: str
-    line: int
-    words: List[str] = field(default_factory=list)
-    lines: List[int] = field(default_factory=list)
-
-
-@dataclass
-class _Sermon:
-    path: Path
-    id: str
-    sections: List[_Section]
-    # (stratum, parallelism id, branch id) -> [(section index, word index)]
-    branches: Dict[Tuple[int, int, int], List[Tuple[int, int]]]
-
-
-def _positive_int(value: str) -> int | None:
-    return int(value) if value.isdigit() and int(value) > 0 else None
-
-
-def read_asp_xml(path: str | Path) -> _Sermon:
-    """Read one tokenized ASP XML file (sermon > section > word).
-
-    path (str | Path): the ``NNN_annotated.xml`` file.
-    RETURNS (_Sermon): its sections, words and branch memberships.
-    """
-    path = Path(path)
-    parser = expat.ParserCreate()
-    sections: List[_Section] = []
-    branches: Dict[Tuple[int, int, int], List[Tuple[int, int]]] = {}
-    stack: List[str] = []
-    sermon_id: List[str] = []
-
-    def start(name: str, attrs: Dict[str, str]) -> None:
-        line = parser.CurrentLineNumber
-        parent = stack[-1] if stack else None
-        stack.append(name)
-        if name == "sermon" and parent is None:
-            if not attrs.get("id"):
-                raise CorpusFormatError(path, line, "<sermon> without an id attribute")
-            sermon_id.append(attrs["id"])
-        elif name == "section" and parent == "sermon":
-            if not attrs.get("id"):
-                raise CorpusFormatError(path, line, "<section> without an id attribute")
-            if any(s.id == attrs["id"] for s in sections):
-                raise CorpusFormatError(path, line, f"duplicate section id '{attrs['id']}'")
-            sections.append(_Section(attrs["id"], line))
-        elif name == "word" and parent == "section":
-            _read_word(path, line, attrs, sections, branches)
-        else:
-            where = f"inside <{parent}>" if parent else "as the root element"
-            raise CorpusFormatError(path, line, f"unexpected element <{name}> {where}")
-
-    def end(name: str) -> None:
-        stack.pop()
-
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
-    with path.open("rb") as file_:
-        try:
-            parser.ParseFile(file_)
-        except expat.ExpatError as err:
-            raise CorpusFormatError(path, err.lineno, f"malformed XML: {err}") from None
-    if not sermon_id:
-        raise CorpusFormatError(path, None, "no <sermon> element")
-    return _Sermon(path, sermon_id[0], sections, branches)
-
-
-def _read_word(
-    path: Path,
-    line: int,
-    attrs: Dict[str, str],
-    sections: List[_Section],
-    branches: Dict[Tuple[int, int, int], List[Tuple[int, int]]],
-) -> None:
-    section = sections[-1]
-    position = len(section.words)
-    if "cont" not in attrs:
-        raise CorpusFormatError(path, line, "<word> without a cont attribute (the token text)")
-    if not attrs["cont"] or attrs["cont"] != attrs["cont"].strip():
-        raise CorpusFormatError(path, line, f"<word> with empty or padded cont {attrs['cont']!r}")
-    if attrs.get("id") != str(position + 1):
-        raise CorpusFormatError(
-            path,
-            line,
-            f"<word> id {attrs.get('id')!r}, expected '{position + 1}' (ids count 1, 2, ...)",
-        )
-    tags: Dict[int, Dict[str, int]] = {}
-    for key, value in attrs.items():
-        if key in ("id", "cont"):
-            continue
-        match = _TAG_ATTR_RE.fullmatch(key)
-        stratum = _positive_int(match.group(2)) if match else None
-        if stratum is None:
-            raise CorpusFormatError(path, line, f"<word> with unknown attribute {key}={value!r}")
-        number = _positive_int(value)
-        if number is None:
-            raise CorpusFormatError(
-                path, line, f"<word> attribute {key}={value!r} is not a positive integer"
-            )
-        tags.setdefault(stratum, {})[match.group(1)] = number
-    for stratum, tag in sorted(tags.items()):
-        if len(tag) != 2:
-            raise CorpusFormatError(
-                path,
-                line,
-                f"<word> needs both parallelism_id_{stratum} and branch_id_{stratum}, "
-                f"found only {next(iter(tag))}_id_{stratum}",
-            )
-        key = (stratum, tag["parallelism"], tag["branch"])
-        branches.setdefault(key, []).append((len(sections) - 1, position))
-    section.words.append(attrs["cont"])
-    section.lines.append(line)
-
-
-@dataclass
-class _XmlParallelism:
-    pid: int
-    stratum: int
-    # branch id -> (section index, start, end)
-    branches: Dict[int, Tuple[int, int, int]]
-
-
-def _xml_parallelisms(sermon: _Sermon) -> Dict[int, _XmlParallelism]:
-    """Validate the branches of a sermon and group them into parallelisms."""
-    path = sermon.path
-    result: Dict[int, _XmlParallelism] = {}
-    for (stratum, pid, bid), members in sorted(sermon.branches.items()):
-        sec, first = members[0]
-        line = sermon.sections[sec].lines[first]
-        for (sec1, idx1), (sec2, idx2) in pairwise(members):
-            if sec2 != sec1:
-                raise CorpusFormatError(
-                    path,
-                    sermon.sections[sec2].lines[idx2],
-                    f"branch {bid} of parallelism {pid} (stratum {stratum}) runs from section "
-                    f"{sermon.sections[sec1].id} into section {sermon.sections[sec2].id}",
-                )
-            if idx2 != idx1 + 1:
-                raise CorpusFormatError(
-                    path,
-                    sermon.sections[sec2].lines[idx2],
-                    f"branch {bid} of parallelism {pid} (stratum {stratum}) is not contiguous: "
-                    f"it resumes at word {idx2 + 1} after word {idx1 + 1}",
-                )
-        par = result.get(pid)
-        if par is None:
-            par = result[pid] = _XmlParallelism(pid, stratum, {})
-        elif par.stratum != stratum:
-            raise CorpusFormatError(
-                path, line, f"parallelism {pid} appears at strata {par.stratum} and {stratum}"
-            )
-        par.branches[bid] = (sec, first, members[-1][1] + 1)
-    for pid, par in result.items():
-        if len(par.branches) < 2:
-            ((bid, (sec, start, _)),) = par.branches.items()
-            raise CorpusFormatError(
-                path,
-                sermon.sections[sec].lines[start],
-                f"branch {bid} of parallelism {pid} (stratum {par.stratum}) has no partner: "
-                f"a parallelism needs at least two branches",
-            )
-    return result
-
-
-# ---------------------------------------------------------------------------
-# brat
-
-
-@dataclass
-class _Arm:
-    id: str
-    type: str
-    fragments: List[Tuple[int, int]]
-    line: int
-
-    @property
-    def start(self) -> int:
-        return self.fragments[0][0]
-
-    @property
-    def end(self) -> int:
-        return self.fragments[-1][1]
-
-
-@dataclass
-class _Relation:
-    id: str
-    type: str
-    arg1: str
-    arg2: str
-    line: int
-
-
-@dataclass
-class _Note:
-    id: str
-    target: str
-    text: str
-    line: int
-
-
-@dataclass
-class _Brat:
-    arms: Dict[str, _Arm]
-    relations: List[_Relation]
-    notes: List[_Note]
-
-
-def read_brat(ann_path: str | Path, text: str) -> _Brat:
-    """Read an ASP brat .ann file and check it against its text.
-
-    ann_path (str | Path): the .ann file.
-    text (str): the content of the matching .txt file.
-    RETURNS (_Brat): arms, relations and notes.
-    """
-    ann_path = Path(ann_path)
-    arms: Dict[str, _Arm] = {}
-    relations: List[_Relation] = []
-    notes: List[_Note] = []
-    seen: Set[str] = set()
-    with ann_path.open(encoding="utf8") as file_:
-        lines = file_.read().split("\n")
-    for n, raw in enumerate(lines, 1):
-        line = raw.rstrip("\r")
-        if not line.strip():
-            continue
-        ident = line.split("\t", 1)[0]
-        if ident in seen:
-            raise CorpusFormatError(ann_path, n, f"duplicate annotation id {ident}")
-        seen.add(ident)
-        if line.startswith("T"):
-            arms[ident] = _read_arm(ann_path, n, line, text)
-        elif line.startswith("R"):
-            match = _R_RE.fullmatch(line)
-            if match is None:
-                raise CorpusFormatError(ann_path, n, f"cannot parse brat relation: {line!r}")
-            rid, rtype, arg1, arg2 = match.groups()
-            if rtype not in RELATION_LABELS:
-                raise CorpusFormatError(
-                    ann_path,
-                    n,
-                    f"unknown relation type {rtype!r} (expected {', '.join(RELATION_LABELS)})",
-                )
-            if arg1 == arg2:
-                raise CorpusFormatError(ann_path, n, f"relation {rid} links arm {arg1} to itself")
-            relations.append(_Relation(rid, rtype, arg1, arg2, n))
-        elif line.startswith("#"):
-            match = _NOTE_RE.fullmatch(line)
-            if match is None or match.group(2) not in NOTE_TYPES:
-                raise CorpusFormatError(ann_path, n, f"cannot parse brat note: {line!r}")
-            notes.append(_Note(match.group(1), match.group(3), match.group(4), n))
-        else:
-            raise CorpusFormatError(ann_path, n, f"cannot parse brat line: {line!r}")
-    for rel in relations:
-        for arg in (rel.arg1, rel.arg2):
-            if arg not in arms:
-                raise CorpusFormatError(
-                    ann_path, rel.line, f"relation {rel.id} refers to undefined arm {arg}"
-                )
-    for note in notes:
-        if note.target not in arms:
-            raise CorpusFormatError(
-                ann_path, note.line, f"note {note.id} refers to undefined arm {note.target}"
-            )
-    return _Brat(arms, relations, notes)
-
-
-def _read_arm(ann_path: Path, n: int, line: str, text: str) -> _Arm:
-    match = _T_RE.fullmatch(line)
-    if match is None:
-        raise CorpusFormatError(ann_path, n, f"cannot parse brat text-bound annotation: {line!r}")
-    tid, ttype, offsets, mention = match.groups()
-    if ttype not in ARM_TYPES:
-        raise CorpusFormatError(
-            ann_path, n, f"unknown arm type {ttype!r} (expected {', '.join(ARM_TYPES)})"
-        )
-    fragments = [(int(a), int(b)) for a, b in (f.split(" ") for f in offsets.split(";"))]
-    for prev, (start, end) in pairwise([(0, 0), *fragments]):
-        if not prev[1] <= start < end <= len(text):
-            raise CorpusFormatError(
-                ann_path, n, f"arm {tid} has bad offsets {offsets} (text length {len(text)})"
-            )
-    if " ".join(text[s:e] for s, e in fragments) != mention:
-        raise CorpusFormatError(
-            ann_path,
-            n,
-            f"arm {tid}: the text at {offsets} is not {mention!r}: .ann and .txt do not match",
-        )
-    return _Arm(tid, ttype, fragments, n)
-
-
-# ---------------------------------------------------------------------------
-# alignment of the XML words to the brat text
-
-
-@dataclass
-class _Alignment:
-    """Where each word of a section sits in the brat text."""
-
-    # per word: (start, end) character offsets in the .txt, or None if unaligned
-    offsets: List[Tuple[int, int] | None]
-    spaces: List[bool]
-    # words that could not be aligned
-    unaligned: List[int]
-    # non-whitespace text no word covers: (start, end) character offsets
-    uncovered: List[Tuple[int, int]]
-    # text units in text order: (char start, char end, first word, end word)
-    units: List[Tuple[int, int, int, int]]
-    unit_ends: List[int] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.unit_ends = [unit[1] for unit in self.units]
-
-
-def _skip_space(text: str, pos: int, end: int) -> int:
-    while pos < end and text[pos].isspace():
-        pos += 1
-    return pos
-
-
-def _match_unit(
-    words: Sequence[str], i: int, text: str, pos: int, end: int
-) -> List[Tuple[int, int]] | None:
-    """Match the words starting at ``words[i]`` to the text word(s) at ``pos``.
-
-    RETURNS (List[Tuple[int, int]] | None): the character offsets of the 1-3 words
-        that make up the unit at ``pos``, or None if no rule applies.
-    """
-    word = words[i]
-    nxt = words[i + 1] if i + 1 < len(words) else ""
-    if len(nxt) > 1 and nxt[0] == "-":
-        # split enclitic: "uirum" "-que" <- "uirumque"; "ame" "-ne" <- "amen"
-        mid = pos + len(word)
-        if text.startswith(word + nxt[1:], pos, end):
-            return [(pos, mid), (mid, mid + len(nxt) - 1)]
-        if nxt == "-ne" and text.startswith(word + "n", pos, end):
-            return [(pos, mid), (mid, mid + 1)]
-    if text.startswith(word, pos, end):
-        return [(pos, pos + len(word))]
-    if nxt and text.startswith(nxt + word, pos, end):
-        # inverted postposition: "cum" "te" <- "tecum"
-        mid = pos + len(nxt)
-        return [(mid, mid + len(word)), (pos, mid)]
-    if word == "&" and i + 2 < len(words) and words[i + 2] == ";":
-        char = html.unescape(f"&{words[i + 1]};")
-        if len(char) == 1 and text.startswith(char, pos, end):
-            # an HTML entity re-tokenized: "&" "lt" ";" <- "<"
-            return [(pos, pos + 1)] * 3
-    return None
-
-
-def _resumes(words: Sequence[str], i: int, text: str, pos: int, end: int, count: int = 2) -> bool:
-    """Whether ``count`` words from ``words[i]`` (at least one) match the text from
-    ``pos`` on."""
-    for k in range(count):
-        if i >= len(words):
-            return k > 0
-        pos = _skip_space(text, pos, end)
-        unit = _match_unit(words, i, text, pos, end)
-        if unit is None:
-            return False
-        i += len(unit)
-        pos = max(e for _, e in unit)
-    return True
-
-
-def align_words(
-    words: Sequence[str], text: str, start: int, end: int, window: int = 80
-) -> _Alignment:
-    """Align tokenized words to ``text[start:end]``. Besides exact matches, this
-    knows the rewrites of the CLTK Latin tokenizer (see the module docstring). A word
-    that matches nowhere is left unaligned; text that no word matches is skipped, if
-    the next words match within ``window`` characters.
-
-    words (Sequence[str]): the words, in order (lower-cased like ``text``).
-    text (str): the lower-cased document text.
-    start (int): where the section's text starts.
-    end (int): where it ends.
-    window (int): how far to look ahead for the words after an unmatched stretch.
-    RETURNS (_Alignment): per word its character offsets and trailing space.
-    """
-    n = len(words)
-    offsets: List[Tuple[int, int] | None] = [None] * n
-    unaligned: List[int] = []
-    uncovered: List[Tuple[int, int]] = []
-    units: List[Tuple[int, int, int, int]] = []
-    pos = start
-    i = 0
-    while i < n:
-        pos = _skip_space(text, pos, end)
-        unit = _match_unit(words, i, text, pos, end)
-        if unit is None:
-            if _resumes(words, i + 1, text, pos, end):
-                unaligned.append(i)  # a word the text does not have
-                i += 1
-                continue
-            ahead = next(
-                (
-                    p
-                    for p in range(pos + 1, min(end, pos + window))
-                    if text[p - 1].isspace() and _resumes(words, i, text, p, end)
-                ),
-                None,
-            )
-            if ahead is None:
-                unaligned.append(i)
-                i += 1
-                continue
-            uncovered.append((pos, ahead))  # text the words do not have
-            pos = ahead
-            continue
-        for k, span in enumerate(unit):
-            offsets[i + k] = span
-        unit_end = max(e for _, e in unit)
-        units.append((pos, unit_end, i, i + len(unit)))
-        pos = unit_end
-        i += len(unit)
-    pos = _skip_space(text, pos, end)
-    if pos < end:
-        uncovered.append((pos, end))
-    # words of one text unit are glued; a unit's last word has a space if
-    # whitespace follows the unit; unaligned words keep an (assumed) space.
-    spaces = [True] * n
-    for k, (_, unit_end, first, last) in enumerate(units):
-        for j in range(first, last - 1):
-            spaces[j] = False
-        following = units[k + 1][0] if k + 1 < len(units) else end
-        spaces[last - 1] = following > unit_end
-    if n:
-        spaces[-1] = False
-    return _Alignment(offsets, spaces, unaligned, uncovered, units)
-
-
-# ---------------------------------------------------------------------------
-# conversion
 
 
 def convert_asp(path: str | Path, vocab: Vocab | None = None) -> Conversion:
@@ -610,7 +153,7 @@ def _read_splits(path: Path, xml_dir: Path) -> Dict[str, str]:
     return assignment
 
 
-def _read_sections(txt_path: Path, text: str, sermon: _Sermon) -> List[Tuple[int, int]]:
+def _read_sections(txt_path: Path, text: str, sermon: Sermon) -> List[Tuple[int, int]]:
     """Find the "<sermon section>" header lines of a brat text and check them
     against the XML sections.
 
@@ -650,7 +193,7 @@ def _read_sections(txt_path: Path, text: str, sermon: _Sermon) -> List[Tuple[int
 class _Placed:
     """A brat arm placed on the words of one section."""
 
-    arm: _Arm
+    arm: Arm
     section: int
     start: int  # word offsets, full extent
     end: int
@@ -662,11 +205,11 @@ def _is_punct(word: str) -> bool:
 
 
 def _place_arm(
-    arm: _Arm,
+    arm: Arm,
     bounds: List[Tuple[int, int]],
     starts: List[int],
-    alignments: List[_Alignment],
-    sections: List[_Section],
+    alignments: List[Alignment],
+    sections: List[Section],
 ) -> _Placed | None:
     k = bisect.bisect_right(starts, arm.start) - 1
     if k < 0 or arm.end > bounds[k][1]:
@@ -781,11 +324,11 @@ def _convert_sermon(
     lowered = text.lower()
     if len(lowered) != len(text):
         lowered = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
-    parallelisms = _xml_parallelisms(sermon)
+    parallelisms = xml_parallelisms(sermon)
     brat = read_brat(ann_path, text)
     bounds = _read_sections(txt_path, text, sermon)
 
-    alignments: List[_Alignment] = []
+    alignments: List[Alignment] = []
     for section, (start, end) in zip(sermon.sections, bounds, strict=True):
         alignment = align_words(section.words, lowered, start, end)
         for i in alignment.unaligned:

@@ -1,32 +1,14 @@
 """Cross-validated evaluation of intertext retrieval and reranking on Loci Similes.
 
-Protocols (5 folds each):
-
-* ``shipped``: the fold ids of labels.csv. 54 queries have links in several folds, so
-  a test query may have been seen in training with another link (leak).
-* ``grouped``: every query segment in one fold only (the lowest fold id of its links),
-  so no test query is ever trained on.
-
-Candidate pools:
-
-* ``paper``: all gold source passages plus distractor passages sampled from the
-  Tesserae texts of the ten source authors (verse: 1-4 consecutive lines joined by
-  " / " like the gold passages; prose: one sentence of a section) up to
-  ``n_sources``; all gold query segments plus distractor sentences of Jerome's letters
-  and Lactantius' Divine Institutes up to ``n_queries``. Distractors never overlap a
-  gold passage. Distractor queries are spread over the folds and have no gold links.
-* ``full``: the same queries against every line/section of the ten source authors in
-  Tesserae (the real corpus). A gold source is located by its id (mapped to Tesserae)
-  and checked by text within +-3 lines; it spans its number of verse lines. Links
-  whose source cannot be located count as misses.
+Per test fold of a protocol (``folds``) over a pool (``benchmark``): the index, every
+channel's candidates, the fusion chosen on the training queries, the feature reranker
+(and, optionally, a fine-tuned cross-encoder); then the metrics over all folds.
 
 Everything trained (the fine-tuned bi-encoder, the reranker, its threshold) sees only
 the fold's training links; thresholds come from out-of-fold probabilities on the
 training queries (inner 5-fold split by query).
 """
 
-import random
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,269 +16,16 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
-from ..corpora.loci_similes import convert_loci_similes
-from ..corpora.tesserae import (
-    QUERY_AUTHORS,
-    SOURCE_AUTHORS,
-    TessCorpus,
-    loci_to_tesserae,
-    read_tesserae,
-    tess_files,
-    verse_span,
-)
+from .benchmark import N_FOLDS, Benchmark, build_benchmark, gold_items
 from .dense import default_model, finetune_encoder, load_encoder
+from .folds import Fold, fold_queries, split_fold
 from .index import IntertextIndex, choose_fusion, fuse
-from .lexical import terms
 from .metrics import link_confusion, link_scores, mean_reciprocal_rank, recall_at_k
 from .rerank import FeatureReranker, choose_threshold, pair_features
 
 KS = (5, 10, 100)
 CE_KS = (5, 10)
 RECALL_KS = (1, 5, 10, 100)
-N_FOLDS = 5
-PROSE_AUTHORS = ("cicero",)
-_SENTENCE = re.compile(r"(?<=[.?!;:])\s+")
-
-
-@dataclass
-class Link:
-    pair_id: int
-    query: str
-    source: str
-    fold: int
-
-
-@dataclass
-class Benchmark:
-    """Queries, sources and gold links of one evaluation pool."""
-
-    query_ids: List[str]
-    query_texts: List[str]
-    query_fold: Dict[str, Dict[str, int]]  # protocol -> query -> fold (distractors)
-    source_ids: List[str]
-    source_texts: List[str]
-    links: List[Link]
-    gold_source_texts: Dict[str, str]
-    info: Dict[str, Any] = field(default_factory=dict)
-
-
-def read_links(labels: Path) -> Tuple[Dict[str, str], Dict[str, str], List[Link]]:
-    """Read labels.csv with the Loci Similes converter.
-
-    RETURNS (Tuple): query id -> text, source id -> text, the links.
-    """
-    conversion = convert_loci_similes(labels)
-    sources = {d.user_data["seg_id"]: d.text for d in conversion.splits["sources"]}
-    queries: Dict[str, str] = {}
-    links: List[Link] = []
-    for split, docs in conversion.splits.items():
-        if split == "sources":
-            continue
-        for doc in docs:
-            queries[doc.user_data["seg_id"]] = doc.text
-            for link in doc.user_data["links"]:
-                links.append(
-                    Link(
-                        int(link["pair_id"]),
-                        doc.user_data["seg_id"],
-                        link["source_id"],
-                        int(link["fold"]),
-                    )
-                )
-    links.sort(key=lambda link: link.pair_id)
-    return queries, sources, links
-
-
-def query_folds(links: Sequence[Link], protocol: str) -> Dict[str, Set[int]]:
-    """The test folds of each gold query under a protocol."""
-    folds: Dict[str, Set[int]] = {}
-    for link in links:
-        folds.setdefault(link.query, set()).add(link.fold)
-    if protocol == "grouped":
-        return {q: {min(f)} for q, f in folds.items()}
-    if protocol == "shipped":
-        return folds
-    raise ValueError(f"intertext evaluate: unknown protocol '{protocol}'; use shipped or grouped")
-
-
-def _gold_tess_rows(ids: Sequence[str], corpus_index: Dict[str, int]) -> Set[int]:
-    """Tesserae rows at or near gold passages (-3..+7 lines): never sampled as distractors."""
-    rows: Set[int] = set()
-    for seg_id in ids:
-        position = corpus_index.get(loci_to_tesserae(seg_id))
-        if position is not None:
-            rows.update(range(position - 3, position + 8))
-    return rows
-
-
-def _sample_sources(
-    corpus: TessCorpus, exclude: Set[int], n: int, spans: List[int], rng: random.Random
-) -> List[Tuple[str, str]]:
-    """Distractor source passages shaped like the gold ones (see the module docstring)."""
-    out: List[Tuple[str, str]] = []
-    used: Set[int] = set()
-    segments = corpus.segments
-    while len(out) < n:
-        i = rng.randrange(len(segments))
-        seg = segments[i]
-        author = Path(seg.path).name.split(".", 1)[0]
-        if author in PROSE_AUTHORS:
-            rows = [i]
-            sentences = [s for s in _SENTENCE.split(seg.text) if len(s.split()) >= 4]
-            if not sentences:
-                continue
-            text = rng.choice(sentences)
-        else:
-            width = rng.choice(spans)
-            rows = list(range(i, min(len(segments), i + width)))
-            if any(segments[r].path != seg.path for r in rows):
-                continue
-            text = " / ".join(segments[r].text for r in rows)
-        if any(r in exclude or r in used for r in rows) or not text.strip():
-            continue
-        used.update(rows)
-        out.append((f"distractor: {seg.seg_id}", text))
-    return out
-
-
-def _sample_queries(
-    corpus: TessCorpus, exclude: Set[int], n: int, rng: random.Random
-) -> List[Tuple[str, str]]:
-    """Distractor query sentences from sections holding no gold query."""
-    out: List[Tuple[str, str]] = []
-    used: Set[Tuple[int, int]] = set()
-    segments = corpus.segments
-    while len(out) < n:
-        i = rng.randrange(len(segments))
-        if i in exclude:
-            continue
-        sentences = _SENTENCE.split(segments[i].text)
-        j = rng.randrange(len(sentences))
-        if (i, j) in used or len(sentences[j].split()) < 4:
-            continue
-        used.add((i, j))
-        out.append((f"distractor: {segments[i].seg_id}.{j + 1}", sentences[j]))
-    return out
-
-
-def build_benchmark(
-    labels: Path,
-    tesserae_dir: Path,
-    pool: str = "paper",
-    n_sources: int = 880,
-    n_queries: int = 937,
-    seed: int = 0,
-) -> Tuple[Benchmark, Optional[TessCorpus]]:
-    """Build the queries, sources and links of a pool ("paper" or "full").
-
-    RETURNS (Tuple[Benchmark, Optional[TessCorpus]]): the benchmark and, for "full",
-        the Tesserae source corpus whose rows are the benchmark's sources.
-    """
-    queries, sources, links = read_links(labels)
-    rng = random.Random(seed)
-    source_corpus = read_tesserae(tess_files(tesserae_dir, SOURCE_AUTHORS))
-    source_index = source_corpus.index()
-    query_corpus = read_tesserae(
-        [
-            p
-            for p in tess_files(tesserae_dir, QUERY_AUTHORS)
-            if p.name.startswith(("jerome.epistulae", "lactantius.divinarum"))
-        ]
-    )
-    gold_query_rows = _gold_tess_rows(list(queries), query_corpus.index())
-    distractor_queries = _sample_queries(
-        query_corpus, gold_query_rows, max(0, n_queries - len(queries)), rng
-    )
-    query_ids = list(queries) + [q for q, _ in distractor_queries]
-    query_texts = list(queries.values()) + [t for _, t in distractor_queries]
-    # distractor queries: spread over the folds (same for both protocols)
-    folds_of = {q: i % N_FOLDS for i, (q, _) in enumerate(distractor_queries)}
-    query_fold = {"distractor": folds_of}
-    info: Dict[str, Any] = {
-        "pool": pool,
-        "seed": seed,
-        "gold_links": len(links),
-        "gold_queries": len(queries),
-        "gold_sources": len(sources),
-        "distractor_queries": len(distractor_queries),
-        "queries": len(query_ids),
-    }
-    if pool == "paper":
-        spans = [verse_span(t) for s, t in sources.items() if not s.startswith("cic.")] or [1]
-        spans = [min(4, s) for s in spans]
-        exclude = _gold_tess_rows(list(sources), source_index)
-        distractors = _sample_sources(
-            source_corpus, exclude, max(0, n_sources - len(sources)), spans, rng
-        )
-        source_ids = list(sources) + [s for s, _ in distractors]
-        source_texts = list(sources.values()) + [t for _, t in distractors]
-        info.update({"distractor_sources": len(distractors), "sources": len(source_ids)})
-        bench = Benchmark(
-            query_ids, query_texts, query_fold, source_ids, source_texts, links, sources, info
-        )
-        return bench, None
-    if pool != "full":
-        raise ValueError(f"intertext evaluate: unknown pool '{pool}'; use paper or full")
-    source_ids = [s.seg_id for s in source_corpus.segments]
-    source_texts = [s.text for s in source_corpus.segments]
-    info.update({"sources": len(source_ids), "tesserae_duplicate_ids": source_corpus.duplicates})
-    bench = Benchmark(
-        query_ids, query_texts, query_fold, source_ids, source_texts, links, sources, info
-    )
-    return bench, source_corpus
-
-
-def gold_items(
-    bench: Benchmark, corpus: Optional[TessCorpus]
-) -> Tuple[Dict[str, List[Set[int]]], Dict[int, Set[int]], Dict[str, int]]:
-    """Gold items (sets of source rows) per query.
-
-    bench (Benchmark): the pool.
-    corpus (Optional[TessCorpus]): the Tesserae corpus of the full pool (None: paper pool).
-    RETURNS (Tuple): query -> gold items, pair_id -> its rows, and location counts
-        (full pool: exact id, shifted by text within +-3 lines, missing).
-    """
-    gold: Dict[str, List[Set[int]]] = {}
-    link_rows: Dict[int, Set[int]] = {}
-    counts = {"exact": 0, "shifted": 0, "missing": 0}
-    if corpus is None:
-        row_of = {s: i for i, s in enumerate(bench.source_ids)}
-        for link in bench.links:
-            link_rows[link.pair_id] = {row_of[link.source]}
-    else:
-        index = corpus.index()
-        for link in bench.links:
-            text = bench.gold_source_texts[link.source]
-            position = index.get(loci_to_tesserae(link.source))
-            if position is None:
-                counts["missing"] += 1
-                link_rows[link.pair_id] = set()
-                continue
-            want = set(terms(text.split("/")[0]))
-            best, best_overlap = position, -1.0
-            for shift in (0, -1, 1, -2, 2, -3, 3):
-                p = position + shift
-                if (
-                    0 <= p < len(corpus.segments)
-                    and corpus.segments[p].path == corpus.segments[position].path
-                ):
-                    got = set(terms(corpus.segments[p].text))
-                    overlap = len(want & got) / max(1, len(want))
-                    if overlap > best_overlap + 1e-9:
-                        best, best_overlap = p, overlap
-            counts["exact" if best == position else "shifted"] += 1
-            span = (
-                1
-                if Path(corpus.segments[best].path).name.startswith(PROSE_AUTHORS)
-                else verse_span(text)
-            )
-            link_rows[link.pair_id] = set(range(best, best + span))
-    for link in bench.links:
-        items = gold.setdefault(link.query, [])
-        rows = link_rows[link.pair_id]
-        if not rows or rows not in items:
-            items.append(rows)
-    return gold, link_rows, counts
 
 
 def _inner_threshold(
@@ -351,18 +80,6 @@ class ProtocolSettings:
 
 
 @dataclass
-class Fold:
-    """One test fold: its test queries and what may be trained on."""
-
-    number: int
-    test: List[str]
-    train_queries: List[str]
-    train_links: List[Any]
-    train_gold: Dict[str, Set[int]]  # query -> rows of its training links
-    train_items: Dict[str, List[Set[int]]]  # query -> its training links' rows, per link
-
-
-@dataclass
 class Record:
     """What the folds of one protocol produced, keyed by (fold, query)."""
 
@@ -397,45 +114,6 @@ class Record:
 
 
 CHANNEL_SETTINGS = ("lexical", "dense", "fused")
-
-
-def fold_queries(bench: Benchmark, protocol: str) -> List[List[str]]:
-    """RETURNS (List[List[str]]): the queries of each fold (gold folds; distractors by
-    their own fold)."""
-    gold_folds = query_folds(bench.links, protocol)
-    by_fold: List[List[str]] = [[] for _ in range(N_FOLDS)]
-    for q in bench.query_ids:
-        for f in gold_folds.get(q, {bench.query_fold["distractor"].get(q, 0)}):
-            by_fold[f].append(q)
-    return by_fold
-
-
-def split_fold(
-    bench: Benchmark,
-    by_fold: List[List[str]],
-    f: int,
-    protocol: str,
-    link_rows: Dict[int, Set[int]],
-) -> Fold:
-    """The test queries of fold ``f`` and the training queries and links beside them."""
-    test = by_fold[f]
-    others = {q for fq in range(N_FOLDS) if fq != f for q in by_fold[fq]}
-    if protocol == "shipped":
-        # the shipped folds: train on every link of the other folds, even when its
-        # query is also a test query (the leak this protocol reports)
-        train_links = [link for link in bench.links if link.fold != f]
-        train_queries = sorted(others)
-    else:
-        train_queries = sorted(others - set(test))
-        train_set = set(train_queries)
-        train_links = [link for link in bench.links if link.query in train_set]
-    train_gold: Dict[str, Set[int]] = {}
-    for link in train_links:
-        train_gold.setdefault(link.query, set()).update(link_rows[link.pair_id])
-    train_items = {
-        q: [link_rows[x.pair_id] for x in train_links if x.query == q] for q in train_queries
-    }
-    return Fold(f, test, train_queries, train_links, train_gold, train_items)
 
 
 def fold_index(

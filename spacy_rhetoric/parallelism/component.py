@@ -25,19 +25,9 @@ from ..corpora.parallelisms import (
     set_parallelisms,
 )
 from .linker import KIND_END, KIND_FIRST, KIND_INSIDE, KIND_LATER, KIND_OUTSIDE, Branch
-from .tags import (
-    BEGIN,
-    END,
-    LINKED_BEGIN,
-    OUTSIDE,
-    TagScheme,
-    decode_strata,
-    encode_strata,
-    join_link,
-    parse_tag,
-    split_link,
-    transition_constraints,
-)
+from .tag_codec import decode_strata, encode_strata
+from .tag_constraints import transition_constraints
+from .tags import BEGIN, END, LINKED_BEGIN, OUTSIDE, TagScheme, join_link, parse_tag, split_link
 from .types import (
     ALIGNMENT_L2,
     TYPE_LAYER,
