@@ -27,7 +27,7 @@ import numpy
 
 from spacy_rhetoric.assets import data_root
 from spacy_rhetoric.chiasmus.candidates import count_candidates, find_candidates
-from spacy_rhetoric.chiasmus.component import DEFAULT_ALLOWED_POS
+from spacy_rhetoric.chiasmus.suggester import DEFAULT_ALLOWED_POS
 from spacy_rhetoric.corpora import convert
 
 REPO = Path(__file__).resolve().parent.parent

@@ -22,19 +22,23 @@ import numpy
 import spacy
 import srsly
 
-from spacy_rhetoric.chiasmus.evaluate import (
-    ENGLISH_DUPLICATES,
-    ENGLISH_POSITIVE,
-    GERMAN_FP,
-    GERMAN_FP_REMOVED,
-    GERMAN_FULL,
-    _annotated,
-    english_examples,
-    german_examples,
+from spacy_rhetoric.chiasmus.crossval import (
+    first_annotated,
     rank_rules,
     stratified_folds,
     suggested,
     suggested_aps,
+)
+from spacy_rhetoric.chiasmus.eval_english import (
+    ENGLISH_DUPLICATES,
+    ENGLISH_POSITIVE,
+    english_examples,
+)
+from spacy_rhetoric.chiasmus.eval_german import (
+    GERMAN_FP,
+    GERMAN_FP_REMOVED,
+    GERMAN_FULL,
+    german_examples,
 )
 from spacy_rhetoric.chiasmus.metrics import average_precision
 from spacy_rhetoric.chiasmus.rules import DEFAULT_BIAS
@@ -49,7 +53,7 @@ def summary(values):
 
 def german(seeds, n_folds=5):
     examples = german_examples(DATA / "german-chiasmus", spacy.blank("de"))
-    labels = [label for _, label in _annotated(examples)]
+    labels = [label for _, label in first_annotated(examples)]
     scores = rank_rules(examples)
     masks = suggested(examples)
     result = {}
@@ -89,9 +93,11 @@ def english(tagger):
         split = {}
         for part in ("train", "test"):
             kept = [
-                eg for eg, (_, lab) in zip(data[part], _annotated(data[part])) if lab not in removed
+                eg
+                for eg, (_, lab) in zip(data[part], first_annotated(data[part]))
+                if lab not in removed
             ]
-            truth = numpy.asarray([lab in ENGLISH_POSITIVE for _, lab in _annotated(kept)])
+            truth = numpy.asarray([lab in ENGLISH_POSITIVE for _, lab in first_annotated(kept)])
             split[part] = (kept, truth, rank_rules(kept))
         test, truth, scores = split["test"]
         masks = suggested(test)

@@ -22,16 +22,17 @@ from pathlib import Path
 import spacy
 import srsly
 
-from spacy_rhetoric.chiasmus.evaluate import (
-    ENGLISH_POSITIVE,
-    GERMAN_FULL,
+from spacy_rhetoric.chiasmus.crossval import (
     default_config_path,
-    english_examples,
+    settings_from_config,
+    train_finder,
+)
+from spacy_rhetoric.chiasmus.eval_english import ENGLISH_POSITIVE, english_examples
+from spacy_rhetoric.chiasmus.eval_german import (
+    GERMAN_FULL,
     german_examples,
     german_negatives,
     german_running_text,
-    settings_from_config,
-    train_finder,
 )
 from spacy_rhetoric.chiasmus.negatives import running_text, running_text_summary
 

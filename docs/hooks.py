@@ -91,8 +91,7 @@ def factory_reference(name: str) -> str:
     meta = Language.get_factory_meta(name)
     described = _described(inspect.getdoc(registry.factories.get(name)) or "")
     out = [
-        f"Settings of `nlp.add_pipe(\"{name}\", config={{...}})` (defaults from spaCy's "
-        "registry):",
+        f'Settings of `nlp.add_pipe("{name}", config={{...}})` (defaults from spaCy\'s registry):',
         "",
         "| setting | default | meaning |",
         "|---|---|---|",

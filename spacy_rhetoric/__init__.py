@@ -9,6 +9,7 @@ from .chiasmus import component as chiasmus_component  # noqa: F401  (chiasmus_f
 from .chiasmus import corpus as chiasmus_corpus  # noqa: F401
 from .chiasmus import metrics as chiasmus_metrics  # noqa: F401
 from .chiasmus import model as chiasmus_model  # noqa: F401
+from .chiasmus import suggester as chiasmus_suggester  # noqa: F401  (suggesters)
 from .corpora import reader  # noqa: F401  (registers the readers)
 from .encoders import adapted as encoder_adapted  # noqa: F401  (AdaptedEncoder)
 from .encoders import transformer as encoder_transformer  # noqa: F401  (EncoderTransformer)

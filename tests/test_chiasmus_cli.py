@@ -9,12 +9,8 @@ from thinc.api import fix_random_seed
 from typer.testing import CliRunner
 
 import spacy_rhetoric.cli as cli
-from spacy_rhetoric.chiasmus.evaluate import (
-    GERMAN_FULL,
-    cross_validate,
-    german_examples,
-    stratified_folds,
-)
+from spacy_rhetoric.chiasmus.crossval import cross_validate, stratified_folds
+from spacy_rhetoric.chiasmus.eval_german import GERMAN_FULL, german_examples
 from spacy_rhetoric.chiasmus.find import find_in_text
 from spacy_rhetoric.corpora.chiasmus import set_candidate
 from spacy_rhetoric.textio import text_chunks
@@ -176,7 +172,7 @@ def test_chiasmus_corpus_reader(fixtures_dir, tmp_path):
 
 
 def test_protocol_settings_come_from_the_training_config(tmp_path):
-    from spacy_rhetoric.chiasmus.evaluate import default_config_path, settings_from_config
+    from spacy_rhetoric.chiasmus.crossval import default_config_path, settings_from_config
 
     settings = settings_from_config()
     assert settings["epochs"] == 60 and settings["batch_size"] == 32

@@ -9,11 +9,8 @@ from test_chiasmus_component import input_docs, make_examples
 from thinc.api import fix_random_seed
 
 from spacy_rhetoric.chiasmus import metrics as chiasmus_metrics  # noqa: F401  (registers)
-from spacy_rhetoric.chiasmus.evaluate import (
-    fit_logistic,
-    grouped_folds,
-    near_duplicate_groups,
-)
+from spacy_rhetoric.chiasmus.crossval import fit_logistic
+from spacy_rhetoric.chiasmus.eval_english_mb import grouped_folds, near_duplicate_groups
 from spacy_rhetoric.chiasmus.features import (
     D_FEATURES,
     E_FEATURES,

@@ -3,14 +3,13 @@
 import pytest
 import spacy
 
-from spacy_rhetoric.chiasmus.component import build_chiasmus_suggester_v2, gold_candidates
-from spacy_rhetoric.chiasmus.evaluate import (
+from spacy_rhetoric.chiasmus.component import gold_candidates
+from spacy_rhetoric.chiasmus.crossval import cross_validate, settings_from_config
+from spacy_rhetoric.chiasmus.eval_german import (
     GERMAN_FULL,
-    cross_validate,
     german_examples,
     german_negatives,
     german_running_text,
-    settings_from_config,
 )
 from spacy_rhetoric.chiasmus.negatives import (
     RANDOM_LABEL,
@@ -18,6 +17,7 @@ from spacy_rhetoric.chiasmus.negatives import (
     running_text_summary,
     sample_inversions,
 )
+from spacy_rhetoric.chiasmus.suggester import build_chiasmus_suggester_v2
 
 CONLLU = """# newdoc id = a
 # sent_id = 1

@@ -7,8 +7,8 @@ import spacy
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from spacy_rhetoric.chiasmus.component import build_chiasmus_suggester
 from spacy_rhetoric.chiasmus.rules import RULE_WEIGHTS, build_chiasmus_rules, rule_scores
+from spacy_rhetoric.chiasmus.suggester import build_chiasmus_suggester
 
 ASK_NOT = (
     "And so, my fellow Americans: ask not what your country can do for you; "

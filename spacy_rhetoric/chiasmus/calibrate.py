@@ -21,8 +21,9 @@ import numpy
 from spacy.language import Language
 
 from .calibration import DEFAULT_PER_1000, LANGUAGE_WEIGHTS, calibrate, running_text_scores
-from .component import build_chiasmus_suggester_v2, gold_candidates
+from .component import gold_candidates
 from .rules import rule_scores
+from .suggester import build_chiasmus_suggester_v2
 
 GERMAN_LIT = "ud/UD_German-LIT/de_lit-ud-test.conllu"
 ENGLISH_CALIBRATION = "ud/UD_English-EWT/en_ewt-ud-dev.conllu"
@@ -118,7 +119,8 @@ def positive_scores(
     """The raw rule scores of a language's annotated chiasmi (None where there are none):
     German: the 450's positives on their own POS and lemmas; English: the Dubremetz &
     Nivre test positives, tagged by ``nlp``."""
-    from .evaluate import ENGLISH_POSITIVE, GERMAN_FULL, english_examples, german_examples
+    from .eval_english import ENGLISH_POSITIVE, english_examples
+    from .eval_german import GERMAN_FULL, german_examples
 
     data_dir = Path(data_dir)
     if lang == "de":

@@ -27,7 +27,7 @@ from spacy.util import registry
 
 from ..corpora.util import gold_tokens_doc
 from .component import DEFAULT_POSITIVE_LABELS, gold_candidates
-from .evaluate import input_doc, stratified_folds
+from .crossval import input_doc, stratified_folds
 
 PARTS = ("train", "dev", "all")
 

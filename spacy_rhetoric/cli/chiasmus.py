@@ -84,7 +84,8 @@ def chiasmus_negatives_cli(
     for the German scorer (the reader's `negatives`, Schneider et al.'s 4,000)."""
     from spacy.tokens import DocBin
 
-    from ..chiasmus.evaluate import german_negatives, settings_from_config
+    from ..chiasmus.crossval import settings_from_config
+    from ..chiasmus.eval_german import german_negatives
 
     try:
         negatives = german_negatives(ud_dir, settings_from_config(config), n, seed)
@@ -146,14 +147,10 @@ def chiasmus_evaluate_cli(
     en-mb: salient chiasmi vs non-chiasmi (whole texts), grouped k-fold CV.
     The E features come from the multilingual encoder (ChiasmusScorer.v2), their layers
     chosen by an inner CV on each training set."""
-    from ..chiasmus.evaluate import (
-        SCORER_V1,
-        evaluate_english,
-        evaluate_english_mb,
-        evaluate_german,
-        feature_ablation,
-        settings_from_config,
-    )
+    from ..chiasmus.crossval import SCORER_V1, feature_ablation, settings_from_config
+    from ..chiasmus.eval_english import evaluate_english
+    from ..chiasmus.eval_english_mb import evaluate_english_mb
+    from ..chiasmus.eval_german import evaluate_german
 
     if language not in ("de", "en", "en-mb"):
         msg.fail(f"Unknown language '{language}': use de, en or en-mb.", exits=1)

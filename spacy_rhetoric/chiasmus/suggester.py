@@ -1,0 +1,164 @@
+"""The chiasmus candidate suggesters (``spacy-rhetoric.chiasmus_suggester.v1`` and
+``.v2``): ``ChiasmusSuggester`` proposes every crosswise inversion A B B' A' (or
+A B C C' B' A') of a doc in a window, on its POS and lemmas or, without POS, on its
+forms (see ``candidates`` for the search itself). The ``chiasmus_finder`` component
+scores what its suggester proposes.
+"""
+
+from typing import Iterable, List, Optional
+
+import numpy
+from spacy.tokens import Doc
+from spacy.util import registry
+
+from .candidates import DEFAULT_WINDOW, Candidates, empty_candidates, find_candidates, roles
+from .features import check_doc
+
+# every part of speech of the A/B roles of the German set, plus ADV
+DEFAULT_ALLOWED_POS = ["NOUN", "PROPN", "VERB", "ADJ", "ADV", "PRON", "DET"]
+DEFAULT_FORM_POS = ["NUM", "PRON"]
+# stand-in labels of the search on forms (docs without POS)
+FORM_PUNCT, FORM_SPACE = "punct", "space"
+
+
+class ChiasmusSuggester:
+    """Propose the chiasmus candidates of docs (a picklable callable).
+
+    With POS tags, a pair of positions matches when both are eligible by their POS and
+    repeat their POS, or (``lemma_pairs``) their lemma; numerals and pronouns
+    (``form_pos``) take part where the pair repeats its lower-case form. Lemmas are
+    compared case-insensitively. A doc without POS tags (a blank pipeline) is searched
+    on its forms: every token but punctuation and whitespace takes part, and only pairs
+    that repeat their lower-case form match (antimetaboles).
+
+    window (int): a' - a < window.
+    depth (int): 2 (A B B' A') or 3 (A B C C' B' A').
+    allowed_pos (Optional[List[str]]): only tokens with these coarse POS take part.
+    denied_pos (Optional[List[str]]): tokens with these coarse POS never take part.
+    respect_sentences (bool): never cross a sentence boundary (if the doc has sentences).
+    antimetabole_only (bool): only candidates whose pairs repeat their lemma.
+    lexical_attr (str): "LEMMA" or "LOWER": what the antimetabole flag compares.
+    lemma_pairs (bool): a pair repeating its lemma matches whatever its POS tags.
+    form_pos (Optional[List[str]]): POS that take part only where the pair repeats its form.
+    distinct (bool): drop candidates whose A and B (B' and A') share their lemma: mere
+        repetition ("the ... the ... the ... the"), no inversion.
+    """
+
+    def __init__(
+        self,
+        window: int = DEFAULT_WINDOW,
+        depth: int = 2,
+        allowed_pos: Optional[List[str]] = None,
+        denied_pos: Optional[List[str]] = None,
+        respect_sentences: bool = False,
+        antimetabole_only: bool = False,
+        lexical_attr: str = "LEMMA",
+        lemma_pairs: bool = False,
+        form_pos: Optional[List[str]] = None,
+        distinct: bool = False,
+    ) -> None:
+        roles(depth)
+        if window < 2 * depth:
+            raise ValueError(f"chiasmus suggester: window must be >= {2 * depth}, got {window}")
+        if lexical_attr not in ("LEMMA", "LOWER"):
+            raise ValueError(
+                f"chiasmus suggester: lexical_attr must be LEMMA or LOWER, got {lexical_attr!r}"
+            )
+        self.window = window
+        self.depth = depth
+        self.allowed_pos = list(allowed_pos) if allowed_pos is not None else None
+        self.denied_pos = list(denied_pos) if denied_pos is not None else None
+        self.respect_sentences = respect_sentences
+        self.antimetabole_only = antimetabole_only
+        self.lexical_attr = lexical_attr
+        self.lemma_pairs = lemma_pairs
+        self.form_pos = list(form_pos) if form_pos else None
+        self.distinct = distinct
+
+    def suggest(self, doc: Doc, name: str = "chiasmus_finder") -> Candidates:
+        """doc (Doc): a doc, with POS (and lemmas) or without.
+        RETURNS (Candidates): its candidates."""
+        if len(doc) == 0:
+            return empty_candidates(self.depth)
+        sentences = None
+        if self.respect_sentences and doc.has_annotation("SENT_START"):
+            sentences = numpy.cumsum([t.is_sent_start is True for t in doc])
+        forms = [t.lower_ for t in doc]
+        if not doc.has_annotation("POS"):
+            return find_candidates(
+                [FORM_SPACE if t.is_space else FORM_PUNCT if t.is_punct else "" for t in doc],
+                lemmas=forms,
+                window=self.window,
+                depth=self.depth,
+                denied_pos=[FORM_PUNCT, FORM_SPACE],
+                sentences=sentences,
+                antimetabole_only=True,
+                distinct=self.distinct,
+            )
+        use_lemmas = self.lexical_attr == "LEMMA" and doc.has_annotation("LEMMA")
+        if self.antimetabole_only and self.lexical_attr == "LEMMA" and not use_lemmas:
+            check_doc(doc, "LEMMA", name)
+        lemmas = [t.lemma_.lower() for t in doc] if use_lemmas else forms
+        # whitespace and punctuation never take part, whatever POS a tagger gave them
+        # (a small Latin tagger reads a quotation mark as a noun)
+        pos = [FORM_SPACE if t.is_space or t.is_punct else t.pos_ for t in doc]
+        return find_candidates(
+            pos,
+            lemmas=lemmas,
+            window=self.window,
+            depth=self.depth,
+            allowed_pos=self.allowed_pos,
+            denied_pos=(self.denied_pos or []) + [FORM_SPACE],
+            sentences=sentences,
+            antimetabole_only=self.antimetabole_only,
+            lemma_pairs=self.lemma_pairs,
+            forms=forms if self.form_pos else None,
+            form_pos=self.form_pos,
+            distinct=self.distinct,
+        )
+
+    def __call__(self, docs: Iterable[Doc]) -> List[Candidates]:
+        """docs (Iterable[Doc]): the docs. RETURNS (List[Candidates]): per doc."""
+        return [self.suggest(doc) for doc in docs]
+
+
+@registry.misc("spacy-rhetoric.chiasmus_suggester.v1")
+def build_chiasmus_suggester(
+    window: int = DEFAULT_WINDOW,
+    depth: int = 2,
+    allowed_pos: Optional[List[str]] = DEFAULT_ALLOWED_POS,
+    denied_pos: Optional[List[str]] = None,
+    respect_sentences: bool = False,
+    antimetabole_only: bool = False,
+    lexical_attr: str = "LEMMA",
+) -> ChiasmusSuggester:
+    """Create the chiasmus candidate suggester of earlier pipelines: pairs repeat their
+    POS (see ``ChiasmusSuggester``; no ``lemma_pairs``, no ``form_pos``).
+
+    RETURNS (ChiasmusSuggester): a callable docs -> per-doc Candidates.
+    """
+    settings = dict(locals())
+    return ChiasmusSuggester(**settings)
+
+
+@registry.misc("spacy-rhetoric.chiasmus_suggester.v2")
+def build_chiasmus_suggester_v2(
+    window: int = DEFAULT_WINDOW,
+    depth: int = 2,
+    allowed_pos: Optional[List[str]] = DEFAULT_ALLOWED_POS,
+    denied_pos: Optional[List[str]] = None,
+    respect_sentences: bool = False,
+    antimetabole_only: bool = False,
+    lexical_attr: str = "LEMMA",
+    lemma_pairs: bool = True,
+    form_pos: Optional[List[str]] = DEFAULT_FORM_POS,
+    distinct: bool = True,
+) -> ChiasmusSuggester:
+    """Create the chiasmus candidate suggester (see ``ChiasmusSuggester``): pairs repeat
+    their POS or their lemma; ``form_pos`` take part where the pair repeats its form;
+    A and B never share their lemma (``distinct``).
+
+    RETURNS (ChiasmusSuggester): a callable docs -> per-doc Candidates.
+    """
+    settings = dict(locals())
+    return ChiasmusSuggester(**settings)
