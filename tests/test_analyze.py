@@ -384,6 +384,14 @@ def test_shipped_index_notes(no_models, tmp_path):
     notes = build_analyzer("la", {"intertext-la": empty}, shipped_index=True).notes
     note = next(n for n in notes if n.component == "intertext")
     assert not note.ran and "holds no index" in note.detail
+    # a shipped index that cannot be read is skipped with the reason, not an error
+    broken = empty / "intertext_matcher" / "index"
+    broken.mkdir(parents=True)
+    (broken / "meta.json").write_text("{not json", encoding="utf8")
+    analyzer = build_analyzer("la", {"intertext-la": empty}, shipped_index=True)
+    note = next(n for n in analyzer.notes if n.component == "intertext")
+    assert not note.ran and "meta.json is not a readable index file" in note.detail
+    assert "intertext_matcher" not in analyzer.nlp.pipe_names
     text = tmp_path / "x.txt"
     text.write_text("Arma virumque cano.", encoding="utf8")
     result = runner.invoke(

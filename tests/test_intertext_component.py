@@ -262,6 +262,22 @@ def test_a_corrupted_index_file_fails_in_one_line_naming_it(index_dir, tmp_path,
     assert name in plain.replace("\n", "")
 
 
+def test_index_pipeline_cli(index_dir, tmp_path):
+    import re
+
+    result = CliRunner().invoke(
+        app, ["intertext", "pipeline", str(index_dir), "-o", str(tmp_path / "p"), "-k", "3"]
+    )
+    assert result.exit_code == 0, result.output
+    assert spacy.load(tmp_path / "p").get_pipe("intertext_matcher").cfg["k"] == 3
+    for bad, said in ((["--lang", "foo"], "unknown language 'foo'"), (["-k", "0"], "k must be")):
+        args = ["intertext", "pipeline", str(index_dir), "-o", str(tmp_path / "q"), *bad]
+        result = CliRunner().invoke(app, args)
+        plain = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", result.output).split())
+        assert result.exit_code == 1 and said in plain, plain
+        assert "Traceback" not in plain
+
+
 def test_initialize_opens_the_index(index_dir):
     nlp = spacy.blank("la")
     nlp.add_pipe("sentencizer")

@@ -375,11 +375,16 @@ def build_analyzer(
                 )
             else:
                 label = f"shipped index {wanted['intertext']} from {origins['intertext']}"
-                notes.append(
-                    _add_intertext(
+                try:
+                    note = _add_intertext(
                         nlp, lang, stored, threshold, top_k, packaged_reranker, label=label
                     )
-                )
+                except AnalyzeError as err:  # a broken installation: skipped, said why
+                    if nlp.has_pipe("intertext_matcher"):
+                        nlp.remove_pipe("intertext_matcher")
+                    hint = build_hint(wanted["intertext"])
+                    note = Note(lang, "intertext", False, f"{err}; reinstall it, or {hint}")
+                notes.append(note)
     normalize = PARALLELISM_NORMALIZERS.get(lang)
     return Analyzer(lang, nlp, parallelism, notes, normalize)
 

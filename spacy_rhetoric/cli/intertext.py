@@ -170,6 +170,8 @@ def intertext_pipeline_cli(
 
     try:
         nlp = index_pipeline(index_dir, lang, k, name=name, description=description)
+    except ImportError:  # spacy.blank: no such language
+        msg.fail(f"intertext pipeline: unknown language '{lang}' (a spaCy language code)", exits=1)
     except (FileNotFoundError, ValueError, KeyError, OSError) as err:
         msg.fail(str(err), exits=1)
     try:
