@@ -294,9 +294,7 @@ class IntertextMatcher(Pipe):
             if source.resolve() != target.resolve():  # not saved over itself
                 if target.exists():
                     shutil.rmtree(target)
-                self.index.to_disk(target)
-                if (source / RERANKER_FILE).is_file():
-                    shutil.copyfile(source / RERANKER_FILE, target / RERANKER_FILE)
+                shutil.copytree(source, target)  # the index's files as they are
 
     def from_disk(self, path, *, exclude=tuple()) -> "IntertextMatcher":
         """Load the settings and the reranker; the index opens on first use (the one

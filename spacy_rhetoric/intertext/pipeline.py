@@ -39,8 +39,7 @@ def index_pipeline(
     nlp.add_pipe("sentencizer")
     config = {"index_path": str(index_dir), "k": k, "threshold": threshold,
               "store_index": True}  # fmt: skip
-    nlp.add_pipe("intertext_matcher", config=config)
-    nlp.initialize()
+    nlp.add_pipe("intertext_matcher", config=config)  # opens the index on first use
     nlp.meta["name"] = name
     own = (index_dir / RERANKER_FILE).is_file()
     nlp.meta["description"] = description or (
