@@ -6,6 +6,9 @@ predicted tokens by characters.
 
     python benchmarks/parallelism_long_docs.py la_rhetoric_parallelism corpus/asp/test.spacy \
         --sections 10 --output benchmarks/results/parallelism_long_docs_la.json
+
+``--window``/``--window-overlap`` override the tagger's head windows (choose them on
+the dev split, never on test).
 """
 
 import argparse
@@ -56,11 +59,24 @@ def main():
     parser.add_argument("corpus", type=Path)
     parser.add_argument("--sections", type=int, default=10, help="Sections per document")
     parser.add_argument("--output", type=Path, required=True)
+    parser.add_argument("--window", type=int, help="parallelism_tagger window (tokens)")
+    parser.add_argument("--window-overlap", type=int, help="parallelism_tagger window_overlap")
     args = parser.parse_args()
     nlp = spacy.load(args.model)
+    tagger = nlp.get_pipe("parallelism_tagger")
+    if args.window is not None:
+        tagger.cfg["window"] = args.window
+    if args.window_overlap is not None:
+        tagger.cfg["window_overlap"] = args.window_overlap
     gold = [d for d in DocBin().from_disk(args.corpus).get_docs(nlp.vocab) if len(d)]
     documents = [joined(gold[i : i + args.sections]) for i in range(0, len(gold), args.sections)]
-    results = {"model": args.model, "corpus": str(args.corpus), "sections": len(gold)}
+    results = {
+        "model": args.model,
+        "corpus": str(args.corpus),
+        "sections": len(gold),
+        "window": tagger.cfg["window"],
+        "window_overlap": tagger.cfg["window_overlap"],
+    }
     start = time.perf_counter()
     one_by_one = [Example(nlp(doc.text), doc) for doc in gold]
     results["section_by_section"] = {**scores_of(one_by_one), "docs": len(gold),

@@ -674,3 +674,23 @@ def test_chiasmus_find_with_lang_or_chained_model(models_dir, no_models, tmp_pat
         result = find(*args)
         assert result.exit_code == 1 and message in output(result), (args, result.output)
         assert "Traceback" not in result.output
+
+
+def test_skip_switches_components_off(no_models, tmp_path):
+    analyzer = build_analyzer("de", skip=["chiasmus", "parallelism"])
+    notes = {n.component: n for n in analyzer.notes}
+    for component in ("chiasmus", "parallelism"):
+        assert not notes[component].ran
+        assert notes[component].detail == f"switched off (--skip {component})"
+    assert "chiasmus_finder" not in analyzer.nlp.pipe_names and analyzer.parallelism is None
+    with pytest.raises(AnalyzeError, match=r"--skip tagger: no such component; choose from"):
+        build_analyzer("de", skip=["tagger"])
+    text = tmp_path / "x.txt"
+    text.write_text("Man soll essen, um zu leben, und nicht leben, um zu essen.", encoding="utf8")
+    args = ["analyze", str(text), "--lang", "de", "-o", str(tmp_path / "r.html")]
+    result = runner.invoke(app, [*args, "--skip", "chiasmus", "--skip", "displacement"])
+    assert result.exit_code == 0, output(result)
+    assert "switched off (--skip chiasmus)" in output(result)
+    assert "switched off (--skip displacement)" in output(result)
+    result = runner.invoke(app, [*args, "--skip", "everything"])
+    assert result.exit_code == 1 and "--skip everything: no such component" in output(result)

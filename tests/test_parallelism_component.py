@@ -273,3 +273,32 @@ def test_branches_never_begin_or_end_with_a_line_break():
     ]
     assert trim_spaces(doc, decoded) == [(((0, 3), (4, 8), (10, 14)), 1)]
     assert trim_spaces(doc, []) == []
+
+
+def test_parameter_averages_reach_the_torch_head():
+    """With use_averages, spaCy evaluates and saves under nlp.use_params(averages): the
+    torch head must take its averaged weights there (thinc's own key lookup misses them)
+    and get its trained weights back afterwards."""
+    import numpy
+    from thinc.api import Adam
+
+    fix_random_seed(0)
+    nlp = make_nlp(model={**SMALL_MODEL, "attention_heads": 2})
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    optimizer = Adam(0.01, use_averages=True)
+    for _ in range(5):
+        nlp.update(examples, sgd=optimizer)
+    head = nlp.get_pipe("parallelism_tagger").model.get_ref("head").shims[0]
+    trained = {k: v.detach().clone() for k, v in head._model.state_dict().items()}
+    names = [name for name, _ in head._model.named_parameters()]
+    averaged = {name: optimizer.averages[(head.id, name)] for name in names}
+    assert averaged and not all(numpy.allclose(averaged[n], trained[n].numpy()) for n in averaged)
+    with nlp.use_params(optimizer.averages):
+        inside = head._model.state_dict()
+        for name, value in averaged.items():
+            assert numpy.allclose(inside[name].numpy(), value)
+        buffers = set(trained) - set(averaged)
+        assert all(inside[n].equal(trained[n]) for n in buffers)
+    after = head._model.state_dict()
+    assert all(after[n].equal(trained[n]) for n in trained)

@@ -65,6 +65,11 @@ class AnalyzeError(ValueError):
     """Bad arguments to ``analyze`` (unknown language, unusable model or index)."""
 
 
+# components that ``analyze --skip`` switches off (the base pipeline always runs)
+SKIPPABLE = ("chiasmus", "displacement", "intertext", "parallelism")
+SKIPPED = "switched off (--skip {})"
+
+
 def check_language(lang: str) -> str:
     """RETURNS (str): ``lang`` if analyze supports it. RAISES AnalyzeError otherwise."""
     if lang not in LANGUAGES:
@@ -198,6 +203,7 @@ def build_analyzer(
     top_k: int = 10,
     packaged_reranker: bool = True,
     shipped_index: bool = False,
+    skip: Iterable[str] = (),
 ) -> Analyzer:
     """Assemble the pipelines of a language from the models that are available.
 
@@ -209,10 +215,18 @@ def build_analyzer(
     packaged_reranker (bool): for an index without a reranker, the packaged one that fits.
     shipped_index (bool): without ``index``, link to the language's shipped source index
         (``intertext-<lang>``, e.g. Virgil for Latin) where it is installed.
+    skip (Iterable[str]): components not to run (``--skip``): any of SKIPPABLE.
     RETURNS (Analyzer): the pipelines and the notes.
-    RAISES AnalyzeError: unknown language; an explicit model or the index that fails to load.
+    RAISES AnalyzeError: unknown language or component; an explicit model or the index
+        that fails to load.
     """
     check_language(lang)
+    skip = set(skip)
+    unknown = sorted(skip - set(SKIPPABLE))
+    if unknown:
+        raise AnalyzeError(
+            f"--skip {', '.join(unknown)}: no such component; choose from {', '.join(SKIPPABLE)}"
+        )
     if lang == "zh":
         _quiet_jieba()
     wanted = LANGUAGE_MODELS[lang]
@@ -267,7 +281,7 @@ def build_analyzer(
 
     # chiasmus: a trained scorer sourced into the base pipeline (it reads POS and
     # lemmas), else the hand-weighted rules, which need no training
-    chiasmus_path = locate("chiasmus", note_missing=False)
+    chiasmus_path = None if "chiasmus" in skip else locate("chiasmus", note_missing=False)
     trained = None
     why = f"no trained scorer for {LANGUAGE_NAMES[lang]}"
     if chiasmus_path is not None and not _has_pos_and_lemmas(nlp):
@@ -288,6 +302,8 @@ def build_analyzer(
             finder.cfg["review_per_1000"] = DEFAULT_REVIEW_PER_1000
         detail = f"{wanted['chiasmus']} from {origins['chiasmus']}{remark}"
         notes.append(Note(lang, "chiasmus", True, detail))
+    elif "chiasmus" in skip:
+        notes.append(Note(lang, "chiasmus", False, SKIPPED.format("chiasmus")))
     elif lang in RULE_CHIASMUS:
         rules = nlp.add_pipe("chiasmus_finder")
         reads = "POS and lemmas" if _has_pos_and_lemmas(nlp) else "forms (no tagger)"
@@ -307,7 +323,9 @@ def build_analyzer(
         notes.append(Note(lang, "chiasmus", False, why))
 
     # displacement: needs a parse
-    if "parser" in nlp.pipe_names or any(
+    if "displacement" in skip:
+        notes.append(Note(lang, "displacement", False, SKIPPED.format("displacement")))
+    elif "parser" in nlp.pipe_names or any(
         "token.dep" in (nlp.get_pipe_meta(name).assigns or []) for name in nlp.pipe_names
     ):
         nlp.add_pipe("displacement_analyzer")
@@ -324,7 +342,9 @@ def build_analyzer(
 
     # parallelism: a second pipeline over the base tokens
     parallelism = None
-    if "parallelism" not in wanted:
+    if "parallelism" in skip:
+        notes.append(Note(lang, "parallelism", False, SKIPPED.format("parallelism")))
+    elif "parallelism" not in wanted:
         notes.append(
             Note(
                 lang,
@@ -350,7 +370,9 @@ def build_analyzer(
                 detail += " (zero-shot: trained on Latin and Chinese only)"
             notes.append(Note(lang, "parallelism", True, detail))
 
-    if index is not None:
+    if "intertext" in skip:
+        notes.append(Note(lang, "intertext", False, SKIPPED.format("intertext")))
+    elif index is not None:
         notes.append(_add_intertext(nlp, lang, Path(index), threshold, top_k, packaged_reranker))
     elif not shipped_index:
         notes.append(Note(lang, "intertext", False, "switched off (--no-index)"))

@@ -46,6 +46,12 @@ def analyze_cli(
         50, "--max-rendered", help="displaCy renderings for the first N documents only"
     ),
     title: str = Opt("", "--title", help="Title of the report"),
+    skip: Optional[List[str]] = Opt(
+        None,
+        "--skip",
+        help="A component not to run: chiasmus, displacement, intertext or parallelism "
+        "(repeatable)",
+    ),
 ):
     """Run every component that applies to LANG over the files and write one
     self-contained HTML report (displaCy renderings of parallelisms and chiasmi, a
@@ -73,7 +79,7 @@ def analyze_cli(
         explicit = explicit_models(model)
         analyzer = build_analyzer(
             lang, explicit, index, threshold=threshold, top_k=top_k,
-            packaged_reranker=packaged_reranker, shipped_index=not no_index,
+            packaged_reranker=packaged_reranker, shipped_index=not no_index, skip=skip or (),
         )  # fmt: skip
     except (AnalyzeError, InputError) as error:
         msg.fail(str(error), exits=1)

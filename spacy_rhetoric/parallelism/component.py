@@ -25,6 +25,7 @@ from ..corpora.parallelisms import (
     set_parallelisms,
 )
 from .linker import KIND_END, KIND_FIRST, KIND_INSIDE, KIND_LATER, KIND_OUTSIDE, Branch
+from .model import with_torch_averages
 from .tag_codec import decode_strata, encode_strata
 from .tag_constraints import transition_constraints
 from .tags import BEGIN, END, LINKED_BEGIN, OUTSIDE, TagScheme, join_link, parse_tag, split_link
@@ -37,6 +38,7 @@ from .types import (
     predict_type,
     type_features,
 )
+from .windows import doc_windows, owned, owner, token_batches, window_doc, without_clashes
 
 DEFAULT_MODEL_CONFIG = """
 [model]
@@ -67,6 +69,12 @@ SCORE_KEYS = [
 
 # subtracted from the outermost stratum's "O" score at prediction (see make_parallelism_tagger)
 DEFAULT_OUTSIDE_PENALTY = 0.0
+# the head reads long docs in windows of this many tokens, overlapping by this many
+# (the training docs of ASP and PSE-I have at most 925 and 1,287 tokens), and at most
+# this many padded tokens per batch (see windows.py)
+DEFAULT_WINDOW = 1024
+DEFAULT_WINDOW_OVERLAP = 256
+DEFAULT_BATCH_TOKENS = 4096
 
 
 @Language.factory(
@@ -80,6 +88,9 @@ DEFAULT_OUTSIDE_PENALTY = 0.0
         "n_strata": 1,
         "outside_penalty": DEFAULT_OUTSIDE_PENALTY,
         "spelling": "",
+        "window": DEFAULT_WINDOW,
+        "window_overlap": DEFAULT_WINDOW_OVERLAP,
+        "batch_tokens": DEFAULT_BATCH_TOKENS,
         "scorer": {"@scorers": "spacy-rhetoric.parallelism_scorer.v1"},
     },
     default_score_weights={key: (1.0 if key == "parallelism_epm_f" else 0.0) for key in SCORE_KEYS},
@@ -94,6 +105,9 @@ def make_parallelism_tagger(
     n_strata: int,
     outside_penalty: float,
     spelling: str,
+    window: int,
+    window_overlap: int,
+    batch_tokens: int,
     scorer: Optional[Callable],
 ) -> "ParallelismTagger":
     """Create a parallelism tagger: sequence labelling of parallelism branches with
@@ -112,6 +126,13 @@ def make_parallelism_tagger(
         "latin" folded as ASP is spelled (lower case, u for v, i for j, no diacritics);
         the doc itself is never changed, so ``nlp(text)`` on classical spelling gets
         what the respelled text gets.
+    window (int): the head reads a longer doc in windows of this many tokens, so
+        memory and time stay linear in the doc's length and a whole book can be one
+        Doc; each parallelism is taken from the window that holds it in its middle part.
+    window_overlap (int): tokens shared by neighbouring windows: a parallelism up to
+        this long is never cut by a window edge.
+    batch_tokens (int): at most this many padded tokens (docs x longest) go through the
+        head at once (a longer window alone).
     scorer (Optional[Callable]): the scoring method.
     """
     return ParallelismTagger(
@@ -124,6 +145,9 @@ def make_parallelism_tagger(
         n_strata=n_strata,
         outside_penalty=outside_penalty,
         spelling=spelling,
+        window=window,
+        window_overlap=window_overlap,
+        batch_tokens=batch_tokens,
         scorer=scorer,
     )
 
@@ -182,6 +206,9 @@ class ParallelismTagger(TrainablePipe):
         n_strata: int = 1,
         outside_penalty: float = DEFAULT_OUTSIDE_PENALTY,
         spelling: str = "",
+        window: int = DEFAULT_WINDOW,
+        window_overlap: int = DEFAULT_WINDOW_OVERLAP,
+        batch_tokens: int = DEFAULT_BATCH_TOKENS,
         scorer: Optional[Callable] = None,
     ) -> None:
         scheme = TagScheme(tagset, link)  # validates the names
@@ -192,6 +219,12 @@ class ParallelismTagger(TrainablePipe):
             )
         if n_strata < 1:
             raise ValueError(f"parallelism_tagger: n_strata must be >= 1, got {n_strata}.")
+        if not 0 <= window_overlap < window or batch_tokens < 1:
+            raise ValueError(
+                "parallelism_tagger: need 0 <= window_overlap < window and batch_tokens >= 1, "
+                f"got window={window}, window_overlap={window_overlap}, "
+                f"batch_tokens={batch_tokens}."
+            )
         self.vocab = vocab
         self.model = model
         self.name = name
@@ -204,6 +237,9 @@ class ParallelismTagger(TrainablePipe):
             "n_strata": n_strata,
             "outside_penalty": float(outside_penalty),
             "spelling": spelling,
+            "window": int(window),
+            "window_overlap": int(window_overlap),
+            "batch_tokens": int(batch_tokens),
             "type_weights": [],
         }
 
@@ -315,6 +351,17 @@ class ParallelismTagger(TrainablePipe):
         self.model.attrs["constraints"] = transition_constraints(self.labels, self.scheme)
         self.model.attrs["label_kinds"] = self._label_kinds()
 
+    def use_params(self, params: dict):
+        """Modify the pipe's model to use the given parameter values (the optimizer's
+        averages, with ``use_averages = true``), the torch head's included (see
+        ``model.with_torch_averages``); at the end of the block the values are restored.
+        A generator, as spaCy's own (``Language.use_params`` drives it).
+
+        params (dict): the parameter values, keyed as the optimizer keys them.
+        """
+        with self.model.use_params(with_torch_averages(self.model, params)):
+            yield
+
     def initialize(
         self,
         get_examples: Callable[[], Iterable[Example]],
@@ -410,20 +457,27 @@ class ParallelismTagger(TrainablePipe):
         if not weights:
             return [UNTYPED] * len(parallelisms)
         typer, layer = describe_typer(self.cfg)
-        states = None
+        encoder, index = None, 0
         if typer == TYPER_ALIGNMENT and layer is not None and parallelisms:
             encoder, index = self._type_encoder()
-            if encoder is not None and encoder.layers[index] == layer:
-                states = encoder.states([doc])[0][:, index]
-        return [
-            predict_type(
-                weights,
-                [doc[start:end] for start, end in offsets],
-                _branch_vectors(states, offsets),
-                typer,
-            )
-            for offsets in (sorted(o) for o in parallelisms)
-        ]
+            if encoder is not None and encoder.layers[index] != layer:
+                encoder = None
+        # the encoder reads what the head read: the respelled doc, a long one by windows
+        reading = respelled(doc, self.cfg.get("spelling", ""))
+        windows = self._windows(doc)
+        states: Dict[int, numpy.ndarray] = {}  # per window
+        labels = []
+        for offsets in (sorted(o) for o in parallelisms):
+            vectors = None
+            if encoder is not None:
+                k = owner(windows, offsets[0][0], offsets[-1][1])
+                shift = windows[k][0]
+                if k not in states:
+                    states[k] = encoder.states([window_doc(reading, windows[k])])[0][:, index]
+                vectors = _branch_vectors(states[k], [(a - shift, b - shift) for a, b in offsets])
+            branches = [doc[a:b] for a, b in offsets]
+            labels.append(predict_type(weights, branches, vectors, typer))
+        return labels
 
     def predict(self, docs: Iterable[Doc]) -> List[List[List[str]]]:
         """Predict the tag rows (one per stratum) of each doc.
@@ -445,17 +499,45 @@ class ParallelismTagger(TrainablePipe):
                 "spacy.load('la_rhetoric_parallelism'))."
             )
         penalty = self.cfg.get("outside_penalty", DEFAULT_OUTSIDE_PENALTY)
-        spelling = self.cfg.get("spelling", "")
-        inputs = [respelled(docs[i], spelling) for i in filled]
-        output = self.model.predict((inputs, None, penalty))
+        # what the head reads: each doc respelled, a long one cut into windows
+        pieces: List[Tuple[int, Tuple[int, int, int, int], Doc]] = []
+        for i in filled:
+            doc = respelled(docs[i], self.cfg.get("spelling", ""))
+            for window in self._windows(doc):
+                pieces.append((i, window, window_doc(doc, window)))
+        piece_rows: List[List[List[str]]] = [[] for _ in pieces]
+        batch_tokens = self.cfg.get("batch_tokens", DEFAULT_BATCH_TOKENS)
         labels = self.labels
-        for stratum, stratum_paths in enumerate(output["paths"]):
-            for b, (i, path) in enumerate(zip(filled, stratum_paths)):
-                tags = [labels[label] for label in path]
-                if self.pairwise:
-                    tags = self._join_links(tags, output["branches"][stratum][b])
-                rows[i][stratum] = tags
+        for batch in token_batches([len(piece[2]) for piece in pieces], batch_tokens):
+            output = self.model.predict(([pieces[j][2] for j in batch], None, penalty))
+            for stratum, stratum_paths in enumerate(output["paths"]):
+                for b, (j, path) in enumerate(zip(batch, stratum_paths)):
+                    tags = [labels[label] for label in path]
+                    if self.pairwise:
+                        tags = self._join_links(tags, output["branches"][stratum][b])
+                    piece_rows[j].append(tags)
+        by_doc: Dict[int, List[int]] = {}
+        for j, (i, _, _) in enumerate(pieces):
+            by_doc.setdefault(i, []).append(j)
+        for i, js in by_doc.items():
+            if len(js) == 1 and pieces[js[0]][1][:2] == (0, len(docs[i])):
+                rows[i] = piece_rows[js[0]]
+                continue
+            found = [
+                item
+                for j in js
+                for item in owned(decode_strata(piece_rows[j], self.scheme), pieces[j][1])
+            ]
+            found.sort(key=lambda item: (item[0][0], item[1]))
+            rows[i] = encode_strata(without_clashes(found), len(docs[i]), self.scheme, n_strata)
         return rows
+
+    def _windows(self, doc: Doc) -> List[Tuple[int, int, int, int]]:
+        """The head's windows over a doc: by paragraph, a long one in overlapping
+        windows (see windows.py)."""
+        window = self.cfg.get("window", DEFAULT_WINDOW)
+        overlap = self.cfg.get("window_overlap", DEFAULT_WINDOW_OVERLAP)
+        return doc_windows(doc, window, overlap)
 
     def _join_links(self, tags: List[str], branches: Sequence[Branch]) -> List[str]:
         """Write the linker's antecedents into structure tags as concrete links; a

@@ -12,7 +12,7 @@ import torch
 from spacy.attrs import LOWER, SUFFIX
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, torch2xp, xp2torch
+from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v2, torch2xp, xp2torch
 from thinc.types import Floats2d
 
 from .features import N_FEATURES, batch_repetition_features
@@ -170,3 +170,35 @@ def _convert_outputs(model: Model, inputs_outputs: Tuple[Any, Any], is_train: bo
 
         return float(loss.detach()), backprop
     return output, lambda d_output: ArgsKwargs(args=(), kwargs={})
+
+
+def with_torch_averages(model: Model, params: Dict[Any, Any]) -> Dict[Any, Any]:
+    """The optimizer's parameter averages in the keys ``Model.use_params`` reads for the
+    torch head too. thinc's optimizer keys a torch parameter's average ``(shim id,
+    name)``, but ``PyTorchShim.use_params`` looks for ``"pytorch_{id}_{name}"`` and loads
+    a whole state dict: without this, ``use_averages = true`` would average the layer mix
+    and silently leave the head as it is.
+
+    model (Model): the tagger model.
+    params (Dict): the optimizer's averages (``optimizer.averages``).
+    RETURNS (Dict): params plus, per torch shim with averages, its full state dict
+        (buffers and parameters without an average at their current values).
+    """
+    translated = dict(params)
+    for node in model.walk():
+        for shim in node.shims:
+            if not isinstance(shim, PyTorchShim):
+                continue
+            averaged = {
+                name: params[(shim.id, name)]
+                for name, _ in shim._model.named_parameters()
+                if (shim.id, name) in params
+            }
+            if not averaged:
+                continue
+            for name, tensor in shim._model.state_dict().items():
+                value = averaged.get(name)
+                if value is None:
+                    value = torch2xp(tensor.detach().clone())
+                translated[f"pytorch_{shim.id}_{name}"] = value.reshape(tuple(tensor.shape))
+    return translated
