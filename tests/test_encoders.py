@@ -405,3 +405,23 @@ def test_layers_above_the_mix_are_not_run(encoder_dir, vectors):
     numpy.testing.assert_array_equal(low.states(docs)[0][:, 0], full[:, 0])
     with pytest.raises(ValueError, match="outside 0..12"):
         FrozenEncoder(str(encoder_dir), [13])
+
+
+def test_pipelines_share_one_copy_of_the_weights(encoder_dir, vectors):
+    """Encoders of one directory share the weights (the demo loads three taggers on
+    multilingual-e5-small); a view that runs fewer layers leaves the full model whole."""
+    import spacy
+
+    from spacy_rhetoric.encoders.vectors import FrozenEncoder
+
+    docs = [spacy.blank("la")("quid est enim tam contrarium quam uita et mors ?")]
+    low = FrozenEncoder(str(encoder_dir), [2], window=16, stride=12, cache_tokens=0)
+    mid = FrozenEncoder(str(encoder_dir), [2, 8], window=16, stride=12, cache_tokens=0)
+    full = FrozenEncoder(str(encoder_dir), [2, 12], window=16, stride=12, cache_tokens=0)
+    assert [len(e.model.encoder.layer) for e in (low, mid, full)] == [2, 8, 12]
+    pointers = {e.model.embeddings.word_embeddings.weight.data_ptr() for e in (low, mid, full)}
+    assert len(pointers) == 1
+    first = low.model.encoder.layer[0].attention.self.query.weight
+    assert first is full.model.encoder.layer[0].attention.self.query.weight
+    numpy.testing.assert_array_equal(low.states(docs)[0][:, 0], full.states(docs)[0][:, 0])
+    numpy.testing.assert_array_equal(mid.states(docs)[0][:, 0], full.states(docs)[0][:, 0])

@@ -9,12 +9,13 @@ a head over many epochs runs the encoder once per document. The only trained
 parameters are the weights of a scalar mix over the layers (softmax) and a scale.
 """
 
+import copy
 import hashlib
 import json
 import os
 import warnings
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 from spacy.tokens import Doc
@@ -152,29 +153,21 @@ class FrozenEncoder:
         quantize: bool = False,
     ):
         import torch
-        from transformers import AutoModel, AutoTokenizer
+        from transformers import AutoTokenizer
 
         path = encoder_path(name)
         self.tokenizer = AutoTokenizer.from_pretrained(str(path))
-        model = AutoModel.from_pretrained(str(path)).eval()
+        # dynamic int8 runs on the CPU only
+        self.device = torch.device("cpu") if quantize else _device()
+        model = _shared_model(path, quantize, self.device)
         n_layers = model.config.num_hidden_layers
         bad = [layer for layer in layers if not 0 <= layer <= n_layers]
         if bad:
             raise ValueError(f"EncoderVectors: layers {bad} outside 0..{n_layers} of {path}")
-        # layers above the highest one mixed are never needed: drop them (less compute)
+        # layers above the highest one mixed are never needed: not run (less compute)
         if hasattr(model, "encoder") and max(layers) < n_layers:
-            model.encoder.layer = model.encoder.layer[: max(layers)]
-        if quantize:
-            with warnings.catch_warnings():
-                # torch marks torch.ao.quantization deprecated; the pinned torch has it
-                warnings.simplefilter("ignore", DeprecationWarning)
-                warnings.filterwarnings("ignore", message=".*quantize_per_tensor.*")
-                model = torch.ao.quantization.quantize_dynamic(
-                    model, {torch.nn.Linear}, torch.qint8
-                )
-        # dynamic int8 runs on the CPU only
-        self.device = torch.device("cpu") if quantize else _device()
-        self.model = model.to(self.device)
+            model = _first_layers(model, max(layers))
+        self.model = model
         self.hidden_size = int(model.config.hidden_size)
         self.layers = list(layers)
         self.window, self.stride, self.batch_size = window, stride, batch_size
@@ -269,6 +262,47 @@ class FrozenEncoder:
 
     def _pieces(self, doc: Doc) -> Tuple[List[int], List[numpy.ndarray]]:
         return doc_pieces(self.tokenizer, doc)
+
+
+# one copy of an encoder's weights per process, however many pipelines read it (the
+# demo's Latin, Chinese and multilingual taggers share one multilingual-e5-small); the
+# models run without gradients and are never changed
+_SHARED_MODELS: Dict[Tuple[str, bool, str], Any] = {}
+
+
+def _shared_model(path: Path, quantize: bool, device: Any) -> Any:
+    """RETURNS: the encoder at ``path`` (all its layers; dynamic int8 if ``quantize``)
+    on ``device``, loaded once per process."""
+    key = (str(Path(path).resolve()), bool(quantize), str(device))
+    if key not in _SHARED_MODELS:
+        import torch
+        from transformers import AutoModel
+
+        model = AutoModel.from_pretrained(str(path)).eval()
+        if quantize:
+            with warnings.catch_warnings():
+                # torch marks torch.ao.quantization deprecated; the pinned torch has it
+                warnings.simplefilter("ignore", DeprecationWarning)
+                warnings.filterwarnings("ignore", message=".*quantize_per_tensor.*")
+                model = torch.ao.quantization.quantize_dynamic(
+                    model, {torch.nn.Linear}, torch.qint8
+                )
+        _SHARED_MODELS[key] = model.to(device)
+    return _SHARED_MODELS[key]
+
+
+def _first_layers(model: Any, n: int) -> Any:
+    """RETURNS: a view of ``model`` that runs only its first n transformer layers; the
+    weights are the model's own (shared), only the containers are copied."""
+    from torch import nn
+
+    top = copy.copy(model)
+    top._modules = dict(model._modules)
+    encoder = copy.copy(model.encoder)
+    encoder._modules = dict(model.encoder._modules)
+    encoder.layer = nn.ModuleList(list(model.encoder.layer)[:n])
+    top.encoder = encoder
+    return top
 
 
 def doc_pieces(tokenizer, doc: Doc) -> Tuple[List[int], List[numpy.ndarray]]:
