@@ -25,6 +25,9 @@ import time
 from pathlib import Path
 from typing import Dict, List
 
+from spacy.tokens import DocBin
+from spacy.vocab import Vocab
+
 METRICS = ("epm", "mpbm", "mbawo", "mwo")
 PARTS = ("p", "r", "f")
 
@@ -58,11 +61,29 @@ def main() -> None:
     parser.add_argument("--training", type=Path, default=Path("training"))
     parser.add_argument("--metrics", type=Path, default=Path("metrics"))
     parser.add_argument("--gpu-id", default="-1")
+    parser.add_argument(
+        "--train-splits",
+        default="train",
+        help="splits of --corpus trained on, e.g. train,opt (joined in that order into "
+        "TRAINING/parallelism-NAME-train.spacy)",
+    )
     # anything else is passed to `spacy train` as config overrides (--a.b value)
     args, args.overrides = parser.parse_known_args()
     py = [sys.executable, "-m"]
     args.metrics.mkdir(parents=True, exist_ok=True)
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    train_path = args.corpus / "train.spacy"
+    splits = [s.strip() for s in args.train_splits.split(",") if s.strip()]
+    if splits != ["train"]:
+        train_path = args.training / f"parallelism-{args.name}-train.spacy"
+        if not train_path.exists():
+            joined = DocBin(store_user_data=True)
+            vocab = Vocab()
+            for split in splits:
+                for doc in DocBin().from_disk(args.corpus / f"{split}.spacy").get_docs(vocab):
+                    joined.add(doc)
+            train_path.parent.mkdir(parents=True, exist_ok=True)
+            joined.to_disk(train_path)
     per_seed: Dict[int, Dict[str, dict]] = {}
     timings: Dict[int, Dict[str, float]] = {}
     for seed in seeds:
@@ -87,7 +108,7 @@ def main() -> None:
                     "--output",
                     str(out),
                     "--paths.train",
-                    str(args.corpus / "train.spacy"),
+                    str(train_path),
                     "--paths.dev",
                     str(args.corpus / "dev.spacy"),
                     "--system.seed",

@@ -70,7 +70,7 @@ SCORE_KEYS = [
 # subtracted from the outermost stratum's "O" score at prediction (see make_parallelism_tagger)
 DEFAULT_OUTSIDE_PENALTY = 0.0
 # the head reads long docs in windows of this many tokens, overlapping by this many
-# (the training docs of ASP and PSE-I have at most 925 and 1,287 tokens), and at most
+# (ASP's sections and PSE-I's paragraphs have at most 925 and 1,287 tokens), and at most
 # this many padded tokens per batch (see windows.py)
 DEFAULT_WINDOW = 1024
 DEFAULT_WINDOW_OVERLAP = 256

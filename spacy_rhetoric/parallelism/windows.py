@@ -1,21 +1,20 @@
-"""How ``parallelism_tagger`` reads docs longer than its head may see at once, and how
-it batches docs for the head.
+"""How ``parallelism_tagger`` reads a doc, and how it batches docs for its head.
 
-The head was trained on single sections and essays, never on text with a line break,
-so a doc is first cut at its paragraph breaks (a blank line) and each paragraph is read
-on its own, as a training section was: ``nlp(text)`` on sections joined by blank lines
-finds what the sections find one by one. A parallelism never crosses a paragraph break.
+The head was trained on single ASP sections and PSE-I paragraphs, never on text with a
+line break, and every annotated parallelism lies within one of them. So a doc is first
+cut at its paragraph breaks (a blank line) and each paragraph is read on its own, as a
+training section was: ``nlp(text)`` on sections joined by blank lines finds what the
+sections find one by one. A parallelism never crosses a paragraph break.
 
-The head (BiLSTM, self-attention, CRF, linker) was trained on sections and essays of at
-most about a thousand tokens, and its self-attention costs memory in the square of a
-doc's length (8,000 tokens in one Doc: 3 GB). A long doc is therefore read in
-overlapping windows of ``window`` tokens that start every ``window - overlap`` tokens.
-The windows' *cores* partition the doc: each window's core leaves ``overlap // 2``
-tokens of context on each inner side. A parallelism found in a window is kept only if
-the middle of its extent lies in that window's core, so every parallelism comes from
-exactly one window, and one that a window edge would cut (its middle near the edge)
-is taken from the neighbouring window, which holds it whole when it is at most
-``overlap`` tokens long.
+The head (BiLSTM, self-attention, CRF, linker) saw at most about a thousand tokens at
+once, and its self-attention costs memory in the square of the length it reads (8,000
+tokens in one Doc: 3 GB). A long paragraph is therefore read in overlapping windows of
+``window`` tokens that start every ``window - overlap`` tokens. The windows' *cores*
+partition the paragraph: each core leaves ``overlap // 2`` tokens of context on each
+inner side. A parallelism found in a window is kept only if the middle of its extent
+lies in that window's core, so every parallelism comes from exactly one window, and one
+that a window edge would cut (its middle near the edge) is taken from the neighbouring
+window, which holds it whole when it is at most ``overlap`` tokens long.
 """
 
 from typing import Iterable, List, Sequence, Tuple
