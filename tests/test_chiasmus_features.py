@@ -190,3 +190,37 @@ def test_shared_outer_counts_against_brute_force(words, data):
         bigrams = sum(tuple(words[p : p + 2]) in right_bigrams for p in range(a + 1, b - 1))
         assert found["shared_outer"] == shared
         assert found["shared_bigrams_outer"] == bigrams
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from("a b c d e f".split()), min_size=1, max_size=40), st.data())
+def test_occurrence_lookup_equals_binary_search_and_brute_force(words, data):
+    """DocArrays counts occurrences (of lexical and bigram codes) in [lo, hi) by a
+    prefix table where it is small, else by binary search: both equal the count itself,
+    for bounds outside the doc and empty ranges too."""
+    from spacy_rhetoric.chiasmus import features as module
+
+    nlp = spacy.blank("en")
+    doc = Doc(nlp.vocab, words=words, pos=["NOUN"] * len(words), lemmas=words)
+    n = len(words)
+    arrays = module.DocArrays(doc)
+    k = 12
+    lo = numpy.asarray(data.draw(st.lists(st.integers(-5, n + 5), min_size=k, max_size=k)))
+    hi = numpy.asarray(data.draw(st.lists(st.integers(-5, n + 5), min_size=k, max_size=k)))
+    for codes, keys in ((arrays.lex_rank, None), (arrays.bigram, arrays.bigram_keys)):
+        top = max(int(codes.max()), 0)
+        ranks = numpy.asarray(data.draw(st.lists(st.integers(0, top), min_size=k, max_size=k)))
+        table = arrays.occurrences(ranks, lo, hi, keys)
+        expected = [
+            sum(codes[p] == r for p in range(max(a, 0), min(b, n)))
+            for r, a, b in zip(ranks, lo, hi)
+        ]
+        assert table.tolist() == expected
+        searched = module.DocArrays(doc)
+        searched._tables = {False: None, True: None}  # as if the tables were too large
+        assert (
+            searched.occurrences(
+                ranks, lo, hi, None if keys is None else searched.bigram_keys
+            ).tolist()
+            == expected
+        )

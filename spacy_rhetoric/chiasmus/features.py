@@ -53,6 +53,9 @@ from spacy.tokens import Doc
 from thinc.api import to_numpy
 
 FEATURE_GROUPS = ("D", "L", "E")
+# cells of a prefix-count table (int32) that DocArrays builds for counting occurrences by
+# lookup (16 MB); a doc that would need more counts them by binary search
+PREFIX_TABLE_MAX = 4_000_000
 VECTOR_SOURCES = ("auto", "static", "tensor", "none")
 LEXICAL_ATTRS = ("LEMMA", "NORM", "LOWER", "ORTH")
 PAIRS = (("a", "a2"), ("b", "b2"), ("a", "b"), ("a", "b2"), ("b", "a2"), ("b2", "a2"))
@@ -339,6 +342,7 @@ class DocArrays:
             self.bigram = numpy.full(n, -1, dtype=numpy.int64)
         has_bigram = numpy.flatnonzero(self.bigram >= 0)
         self.bigram_keys = numpy.sort(self.bigram[has_bigram] * (n + 1) + has_bigram)
+        self._tables: Dict[bool, Optional[numpy.ndarray]] = {}
         # dependencies: a parse, else head-less labels kept in user_data
         user_dep = doc.user_data.get("dep") if isinstance(doc.user_data, dict) else None
         if doc.has_annotation("DEP"):
@@ -372,13 +376,31 @@ class DocArrays:
     ) -> numpy.ndarray:
         """Occurrences of the lexical ranks (or, with ``keys=self.bigram_keys``, of the
         bigram codes) in the positions [lo, hi)."""
-        base = ranks * (self.n + 1)
+        bigrams = keys is not None and keys is self.bigram_keys
         keys = self.occurrence_keys if keys is None else keys
         lo = numpy.clip(lo, 0, self.n)
-        hi = numpy.clip(hi, 0, self.n)
-        return numpy.searchsorted(keys, base + numpy.maximum(hi, lo)) - numpy.searchsorted(
-            keys, base + lo
-        )
+        hi = numpy.maximum(numpy.clip(hi, 0, self.n), lo)
+        table = self._prefix_table(bigrams) if bigrams or keys is self.occurrence_keys else None
+        if table is not None:  # counts by lookup, where the table is small
+            return table[ranks, hi] - table[ranks, lo]
+        base = ranks * (self.n + 1)
+        return numpy.searchsorted(keys, base + hi) - numpy.searchsorted(keys, base + lo)
+
+    def _prefix_table(self, bigrams: bool) -> Optional[numpy.ndarray]:
+        """[n_codes, n + 1] occurrences of each lexical (or bigram) code before each
+        position, built once; None where it would hold more than PREFIX_TABLE_MAX cells
+        (binary search over the sorted keys then gives the same counts)."""
+        if bigrams not in self._tables:
+            codes = self.bigram if bigrams else self.lex_rank
+            n_codes = int(codes.max()) + 1 if self.n else 0
+            table = None
+            if 0 < n_codes * (self.n + 1) <= PREFIX_TABLE_MAX:
+                positions = numpy.flatnonzero(codes >= 0)
+                table = numpy.zeros((n_codes, self.n + 1), dtype=numpy.int32)
+                table[codes[positions], positions + 1] = 1
+                numpy.cumsum(table, axis=1, out=table)
+            self._tables[bigrams] = table
+        return self._tables[bigrams]
 
 
 def _segment_values(values: numpy.ndarray, start: numpy.ndarray, stop: numpy.ndarray, fill: int):
