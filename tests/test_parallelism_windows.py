@@ -62,8 +62,6 @@ def test_every_short_parallelism_is_owned_once_and_whole(args, data):
             local = tuple((a - start, b - start) for a, b in offsets)
             if owned([(local, 1)], windows[k]):
                 keepers.append(k)
-        else:  # a window that cuts it keeps no part of it whose middle is in its core
-            pass
     if length <= overlap or len(windows) == 1:
         assert keepers == [owner(windows, first, first + length)]
     else:

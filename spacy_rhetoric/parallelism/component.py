@@ -463,8 +463,10 @@ class ParallelismTagger(TrainablePipe):
             if encoder is not None and encoder.layers[index] != layer:
                 encoder = None
         # the encoder reads what the head read: the respelled doc, a long one by windows
-        reading = respelled(doc, self.cfg.get("spelling", ""))
-        windows = self._windows(doc)
+        # (only worked out where there are states to read)
+        if encoder is not None:
+            reading = respelled(doc, self.cfg.get("spelling", ""))
+            windows = self._windows(doc)
         states: Dict[int, numpy.ndarray] = {}  # per window
         labels = []
         for offsets in (sorted(o) for o in parallelisms):

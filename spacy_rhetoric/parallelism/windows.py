@@ -104,9 +104,8 @@ def window_doc(doc: Doc, window: Window) -> Doc:
 def owner(windows: Sequence[Window], first: int, last: int) -> int:
     """RETURNS (int): the index of the window whose core holds the middle of the
     extent [first, last) (the rule of ``owned``)."""
-    middle = (first + last - 1) / 2
-    for k, (_, _, core_start, core_end) in enumerate(windows):
-        if core_start <= middle < core_end:
+    for k, window in enumerate(windows):
+        if _in_core(window, first, last):
             return k
     return len(windows) - 1
 
@@ -121,14 +120,18 @@ def owned(
     RETURNS (List[Tuple[Offsets, int]]): those whose middle lies in the window's core,
         in doc offsets.
     """
-    start, _, core_start, core_end = window
+    start = window[0]
     kept = []
     for offsets, stratum in items:
         moved = tuple((a + start, b + start) for a, b in offsets)
-        first, last = min(a for a, _ in moved), max(b for _, b in moved)
-        if core_start <= (first + last - 1) / 2 < core_end:
+        if _in_core(window, min(a for a, _ in moved), max(b for _, b in moved)):
             kept.append((moved, stratum))
     return kept
+
+
+def _in_core(window: Window, first: int, last: int) -> bool:
+    """Whether the middle of the extent [first, last) lies in the window's core."""
+    return window[2] <= (first + last - 1) / 2 < window[3]
 
 
 def without_clashes(items: Sequence[Tuple[Offsets, int]]) -> List[Tuple[Offsets, int]]:
