@@ -4,10 +4,11 @@ mean ± sd (sample sd over seeds) of every metric on the validation and test spl
 For each seed: ``spacy train CONFIG --system.seed N`` (model selection on the dev
 split), ``parallelism tune`` (``outside_penalty`` on the dev split), then
 ``parallelism evaluate`` on the opt and test splits. Finished steps are skipped, so
-an interrupted run resumes. The seed with the best validation (dev, tuned) EPM F1 is
-named as such; test scores are only recorded, never used to choose. Speed is measured
-apart, by encoder_speed.py: with $SPACY_RHETORIC_FEATURE_CACHE set, evaluation reads
-cached encoder states.
+an interrupted run resumes; ``--trained-as NAME`` retunes and re-evaluates the models an
+earlier run trained (another grid) without training again. The seed with the best
+validation (dev, tuned) EPM F1 is named as such; test scores are only recorded, never
+used to choose. Speed is measured apart, by encoder_speed.py: with
+$SPACY_RHETORIC_FEATURE_CACHE set, evaluation reads cached encoder states.
 
     python benchmarks/parallelism_seeds.py configs/parallelism/asp-me5.cfg \
         --name asp-me5 --corpus corpus/asp --seeds 0,1,2
@@ -67,6 +68,12 @@ def main() -> None:
         help="splits of --corpus trained on, e.g. train,opt (joined in that order into "
         "TRAINING/parallelism-NAME-train.spacy)",
     )
+    parser.add_argument(
+        "--trained-as",
+        default=None,
+        help="take each seed's model-best from TRAINING/parallelism-TRAINED_AS-seedN (an "
+        "earlier run) instead of training: retune and re-evaluate it, e.g. over a finer grid",
+    )
     # anything else is passed to `spacy train` as config overrides (--a.b value)
     args, args.overrides = parser.parse_known_args()
     py = [sys.executable, "-m"]
@@ -89,6 +96,11 @@ def main() -> None:
     for seed in seeds:
         out = args.training / f"parallelism-{args.name}-seed{seed}"
         out.mkdir(parents=True, exist_ok=True)
+        trained = out
+        if args.trained_as:
+            trained = args.training / f"parallelism-{args.trained_as}-seed{seed}"
+            if not (trained / "model-best").is_dir():
+                sys.exit(f"parallelism_seeds: no trained model at {trained / 'model-best'}")
         log = out / "log.txt"
         metrics = {
             s: args.metrics / f"parallelism-{args.name}-seed{seed}-{s}.json"
@@ -97,8 +109,8 @@ def main() -> None:
         timings[seed] = {}
         # written when `spacy train` returns (model-best and model-last are saved at
         # every evaluation, so they do not say that training ended)
-        timing = out / "train_seconds.json"
-        if not timing.exists():
+        timing = trained / "train_seconds.json"
+        if not timing.exists() and not args.trained_as:
             timings[seed]["train_s"] = run(
                 py
                 + [
@@ -129,7 +141,7 @@ def main() -> None:
                     "spacy_rhetoric",
                     "parallelism",
                     "tune",
-                    str(out / "model-best"),
+                    str(trained / "model-best"),
                     str(args.corpus / "dev.spacy"),
                     str(out / "model-tuned"),
                     "--grid",
@@ -162,7 +174,13 @@ def main() -> None:
             "test": json.loads(metrics["test"].read_text()),
             "outside_penalty": tune["best"],
         }
-    summary: Dict[str, object] = {"config": str(args.config), "seeds": seeds, "splits": {}}
+    summary: Dict[str, object] = {
+        "config": str(args.config),
+        "seeds": seeds,
+        "grid": [float(g) for g in args.grid.split(",")],
+        "trained_as": args.trained_as or args.name,
+        "splits": {},
+    }
     for split in ("dev", "opt", "test"):
         summary["splits"][split] = {
             f"{m}_{p}": summarize([100 * per_seed[s][split][f"parallelism_{m}_{p}"] for s in seeds])

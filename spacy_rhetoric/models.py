@@ -143,8 +143,8 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
             "parallelism_tagger on frozen multilingual-e5-small, trained on the Augustinian "
             "Sermon Parallelisms (ASP)",
             CC_BY_SA + " (ASP); encoder MIT", ("asp",),
-            ("convert-asp", "train-parallelism-asp-me5", "tune-parallelism-asp-me5"),
-            "training/parallelism-asp-me5/model-tuned", package="la_rhetoric_parallelism",
+            ("convert-asp", "train-parallelism-asp-la", "tune-parallelism-asp-la"),
+            "training/parallelism-asp-la/model-tuned", package="la_rhetoric_parallelism",
             sources=(
                 (
                     "Augustinian Sermon Parallelisms (ASP)",

@@ -407,6 +407,20 @@ def test_layers_above_the_mix_are_not_run(encoder_dir, vectors):
         FrozenEncoder(str(encoder_dir), [13])
 
 
+def test_a_window_longer_than_the_encoder_reads_is_refused(encoder_dir):
+    """510 pieces plus <s> and </s> fill multilingual-e5-small's 512 positions; a longer
+    window is refused in one line at construction, not a tensor error at the first doc."""
+    import spacy
+
+    from spacy_rhetoric.encoders.vectors import FrozenEncoder
+
+    doc = spacy.blank("la")(" ".join(["uirtus"] * 600))
+    widest = FrozenEncoder(str(encoder_dir), [2], window=510, stride=448, cache_tokens=0)
+    assert widest.states([doc])[0].shape[0] == len(doc)
+    with pytest.raises(ValueError, match=r"window 512 is longer .* set window <= 510"):
+        FrozenEncoder(str(encoder_dir), [2], window=512, stride=448)
+
+
 def test_pipelines_share_one_copy_of_the_weights(encoder_dir, vectors):
     """Encoders of one directory share the weights (the demo loads three taggers on
     multilingual-e5-small); a view that runs fewer layers leaves the full model whole."""

@@ -302,3 +302,26 @@ def test_parameter_averages_reach_the_torch_head():
         assert all(inside[n].equal(trained[n]) for n in buffers)
     after = head._model.state_dict()
     assert all(after[n].equal(trained[n]) for n in trained)
+
+
+def test_latin_v_spelling_reads_u_and_v_editions_alike():
+    """Spelling "latin-v" gives consonantal u its v back: ASP's u-only text and a
+    classical edition with v, j and capitals become the same words, so the model reads
+    both alike; vowel u (qu, su, cui, fructus) stays u."""
+    from spacy_rhetoric.corpora.latin import classical_latin
+    from spacy_rhetoric.parallelism.component import respelled
+
+    nlp = spacy.blank("la")
+    asp = nlp.make_doc("uos uidetis uerbum dei , nouum et uetus , quae uobis dico .")
+    edition = nlp.make_doc("Vos videtis verbum Dei , novum et vetus , quae vobis dico .")
+    read_asp, read_edition = respelled(asp, "latin-v"), respelled(edition, "latin-v")
+    assert [t.text for t in read_asp] == [t.text for t in read_edition]
+    assert read_asp.text == "vos videtis verbum dei , novum et vetus , quae vobis dico ."
+    assert asp.text.startswith("uos")  # the doc itself is never changed
+    assert [classical_latin(w) for w in ("Iustitia", "fructus", "cui", "suadeo")] == [
+        "iustitia",
+        "fructus",
+        "cui",
+        "suadeo",
+    ]
+    assert make_nlp(spelling="latin-v").get_pipe("parallelism_tagger").cfg["spelling"] == "latin-v"

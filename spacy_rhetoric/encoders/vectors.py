@@ -161,6 +161,13 @@ class FrozenEncoder:
         self.device = torch.device("cpu") if quantize else _device()
         model = _shared_model(path, quantize, self.device)
         n_layers = model.config.num_hidden_layers
+        # <s> and </s> take two of the positions the encoder has
+        longest = min(model.config.max_position_embeddings, self.tokenizer.model_max_length) - 2
+        if window > longest:
+            raise ValueError(
+                f"EncoderVectors: window {window} is longer than {path.name} reads at once "
+                f"({longest} word pieces besides <s> and </s>); set window <= {longest}"
+            )
         bad = [layer for layer in layers if not 0 <= layer <= n_layers]
         if bad:
             raise ValueError(f"EncoderVectors: layers {bad} outside 0..{n_layers} of {path}")
@@ -199,7 +206,7 @@ class FrozenEncoder:
                 self.cache.put(keys[i], states)
                 if self.cache_dir is not None:
                     self.cache_dir.mkdir(parents=True, exist_ok=True)
-                    tmp = self.cache_dir / f"{keys[i]}.tmp.npy"
+                    tmp = self.cache_dir / f"{keys[i]}.{os.getpid()}.tmp.npy"
                     numpy.save(tmp, states)
                     tmp.replace(self.cache_dir / f"{keys[i]}.npy")
         return [found[i].astype(numpy.float32) for i in range(len(docs))]

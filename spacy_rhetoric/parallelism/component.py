@@ -15,7 +15,7 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
 
-from ..corpora.latin import normalize_latin
+from ..corpora.latin import classical_latin, normalize_latin
 from ..corpora.parallelisms import (
     CHIASTIC,
     DEFAULT_SPANS_KEY,
@@ -123,7 +123,8 @@ def make_parallelism_tagger(
         precision for recall (``python -m spacy_rhetoric parallelism tune`` picks it on
         validation data).
     spelling (str): how the model reads words: "" as they are, "lower" lower-cased,
-        "latin" folded as ASP is spelled (lower case, u for v, i for j, no diacritics);
+        "latin" folded as ASP is spelled (lower case, u for v, i for j, no diacritics),
+        "latin-v" folded so and consonantal u given back its v (``uos`` -> ``vos``);
         the doc itself is never changed, so ``nlp(text)`` on classical spelling gets
         what the respelled text gets.
     window (int): the head reads a longer doc in windows of this many tokens, so
@@ -152,7 +153,11 @@ def make_parallelism_tagger(
     )
 
 
-SPELLINGS: Dict[str, Callable[[str], str]] = {"lower": str.lower, "latin": normalize_latin}
+SPELLINGS: Dict[str, Callable[[str], str]] = {
+    "lower": str.lower,
+    "latin": normalize_latin,
+    "latin-v": classical_latin,
+}
 
 
 def trim_spaces(doc: Doc, decoded: Sequence[Tuple[Sequence[Tuple[int, int]], int]]) -> List:
