@@ -38,7 +38,16 @@ def main() -> None:
     parser.add_argument("gold", type=Path)
     parser.add_argument("--name", required=True)
     parser.add_argument("--threads", default="1,2")
+    parser.add_argument(
+        "--window", type=int, default=None, help="read with this encoder window (pieces)"
+    )
+    parser.add_argument("--stride", type=int, default=None, help="and this stride")
     args = parser.parse_args()
+    reading = {}
+    if args.window is not None:
+        reading["window"] = args.window
+    if args.stride is not None:
+        reading["stride"] = args.stride
     results = {
         "model": str(args.model),
         "gold": str(args.gold),
@@ -46,13 +55,14 @@ def main() -> None:
         "cpu_count": torch.get_num_threads(),
         "pipeline_mb": round(directory_mb(args.model), 1),
         "encoder_mb": round(directory_mb(encoder_path()), 1),
+        "reading": reading,
         "runs": [],
     }
     for quantize in (False, True):
         overrides = {
             "components": {
                 "parallelism_tagger": {
-                    "model": {"tok2vec": {"cache_tokens": 0, "quantize": quantize}}
+                    "model": {"tok2vec": {"cache_tokens": 0, "quantize": quantize, **reading}}
                 }
             }
         }
