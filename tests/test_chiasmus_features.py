@@ -207,10 +207,10 @@ def test_occurrence_lookup_equals_binary_search_and_brute_force(words, data):
     k = 12
     lo = numpy.asarray(data.draw(st.lists(st.integers(-5, n + 5), min_size=k, max_size=k)))
     hi = numpy.asarray(data.draw(st.lists(st.integers(-5, n + 5), min_size=k, max_size=k)))
-    for codes, keys in ((arrays.lex_rank, None), (arrays.bigram, arrays.bigram_keys)):
+    for codes, bigrams in ((arrays.lex_rank, False), (arrays.bigram, True)):
         top = max(int(codes.max()), 0)
         ranks = numpy.asarray(data.draw(st.lists(st.integers(0, top), min_size=k, max_size=k)))
-        table = arrays.occurrences(ranks, lo, hi, keys)
+        table = arrays.occurrences(ranks, lo, hi, bigrams)
         expected = [
             sum(codes[p] == r for p in range(max(a, 0), min(b, n)))
             for r, a, b in zip(ranks, lo, hi)
@@ -218,9 +218,4 @@ def test_occurrence_lookup_equals_binary_search_and_brute_force(words, data):
         assert table.tolist() == expected
         searched = module.DocArrays(doc)
         searched._tables = {False: None, True: None}  # as if the tables were too large
-        assert (
-            searched.occurrences(
-                ranks, lo, hi, None if keys is None else searched.bigram_keys
-            ).tolist()
-            == expected
-        )
+        assert searched.occurrences(ranks, lo, hi, bigrams).tolist() == expected

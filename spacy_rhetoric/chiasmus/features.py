@@ -372,17 +372,16 @@ class DocArrays:
         ranks: numpy.ndarray,
         lo: numpy.ndarray,
         hi: numpy.ndarray,
-        keys: Optional[numpy.ndarray] = None,
+        bigrams: bool = False,
     ) -> numpy.ndarray:
-        """Occurrences of the lexical ranks (or, with ``keys=self.bigram_keys``, of the
-        bigram codes) in the positions [lo, hi)."""
-        bigrams = keys is not None and keys is self.bigram_keys
-        keys = self.occurrence_keys if keys is None else keys
+        """Occurrences of the lexical ranks (or, with ``bigrams``, of the bigram codes) in
+        the positions [lo, hi)."""
         lo = numpy.clip(lo, 0, self.n)
         hi = numpy.maximum(numpy.clip(hi, 0, self.n), lo)
-        table = self._prefix_table(bigrams) if bigrams or keys is self.occurrence_keys else None
+        table = self._prefix_table(bigrams)
         if table is not None:  # counts by lookup, where the table is small
             return table[ranks, hi] - table[ranks, lo]
+        keys = self.bigram_keys if bigrams else self.occurrence_keys
         base = ranks * (self.n + 1)
         return numpy.searchsorted(keys, base + hi) - numpy.searchsorted(keys, base + lo)
 
@@ -419,16 +418,17 @@ def _found_in(
     values: numpy.ndarray,
     lo: numpy.ndarray,
     hi: numpy.ndarray,
-    keys: Optional[numpy.ndarray] = None,
+    bigrams: bool = False,
 ) -> numpy.ndarray:
-    """[k, W] whether each (non-negative) code of row r occurs in positions [lo[r], hi[r])."""
+    """[k, W] whether each (non-negative) code of row r occurs in positions [lo[r], hi[r])
+    (lexical codes, or bigram codes with ``bigrams``)."""
     valid = values >= 0
     shape = values.shape
     counts = arrays.occurrences(
         numpy.where(valid, values, 0).reshape(-1),
         numpy.broadcast_to(lo[:, None], shape).reshape(-1),
         numpy.broadcast_to(hi[:, None], shape).reshape(-1),
-        keys,
+        bigrams,
     ).reshape(shape)
     return valid & (counts > 0)
 
@@ -449,7 +449,7 @@ def _repetition(arrays: DocArrays, a, b, b2, a2) -> Dict[str, numpy.ndarray]:
     )
     # bigrams wholly inside the outer segments: starting at a+1..b-2 and b'+1..a'-2
     left_bi, _ = _segment_values(arrays.bigram, a + 1, b - 1, -1)
-    shared_bigrams = _found_in(arrays, left_bi, b2 + 1, a2 - 1, arrays.bigram_keys).sum(1)
+    shared_bigrams = _found_in(arrays, left_bi, b2 + 1, a2 - 1, bigrams=True).sum(1)
     inside_a = arrays.occurrences(lex[a], a + 1, a2)
     inside_b = arrays.occurrences(lex[b], a + 1, a2) - 1 - (lex[b2] == lex[b])
     span = a2 - a
