@@ -74,6 +74,12 @@ def main() -> None:
         help="take each seed's model-best from TRAINING/parallelism-TRAINED_AS-seedN (an "
         "earlier run) instead of training: retune and re-evaluate it, e.g. over a finer grid",
     )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        help="the summary JSON (default: METRICS/parallelism-NAME-seeds.json)",
+    )
     # anything else is passed to `spacy train` as config overrides (--a.b value)
     args, args.overrides = parser.parse_known_args()
     py = [sys.executable, "-m"]
@@ -199,7 +205,7 @@ def main() -> None:
         s: per_seed[s]["test"].get("tokens_per_second") for s in seeds
     }
     summary["train_seconds"] = {s: t.get("train_s") for s, t in timings.items()}
-    path = args.metrics / f"parallelism-{args.name}-seeds.json"
+    path = args.output or args.metrics / f"parallelism-{args.name}-seeds.json"
     path.write_text(json.dumps(summary, indent=2))
     for split in ("dev", "test"):
         row = summary["splits"][split]

@@ -439,3 +439,43 @@ def test_pipelines_share_one_copy_of_the_weights(encoder_dir, vectors):
     assert first is full.model.encoder.layer[0].attention.self.query.weight
     numpy.testing.assert_array_equal(low.states(docs)[0][:, 0], full.states(docs)[0][:, 0])
     numpy.testing.assert_array_equal(mid.states(docs)[0][:, 0], full.states(docs)[0][:, 0])
+
+
+def test_ensemble_members_share_the_encoder_states(encoder_dir, monkeypatch):
+    """The members of an ensemble over one frozen encoder mix their own layers but
+    read one computation of the states: no member runs the encoder again."""
+    import spacy
+    from spacy.training import Example
+
+    from spacy_rhetoric import set_parallelisms
+    from spacy_rhetoric.encoders.vectors import FrozenEncoder, same_states
+    from spacy_rhetoric.parallelism.model import member_tok2vecs
+
+    nlp = spacy.blank("la")
+    tok2vec = {
+        "@architectures": "spacy-rhetoric.EncoderVectors.v1",
+        "name": str(encoder_dir),
+        "layers": [6, 12],
+        "cache_tokens": 0,
+    }
+    model = {"hidden_width": 16, "members": 3, "tok2vec": tok2vec}
+    tagger = nlp.add_pipe("parallelism_tagger", config={"model": model})
+    text = "ex toto corde suo et ex tota anima sua et ex tota mente sua ."
+    reference = nlp.make_doc(text)
+    set_parallelisms(reference, [([(0, 4), (5, 9), (10, 14)], "synchystic", 1)])
+    examples = [Example(nlp.make_doc(text), reference)]
+    optimizer = nlp.initialize(lambda: examples)
+    tok2vecs = member_tok2vecs(tagger.model)
+    assert len(tok2vecs) == 3 and same_states(tok2vecs)
+    calls = []
+    states = FrozenEncoder.states
+    monkeypatch.setattr(
+        FrozenEncoder, "states", lambda self, docs: calls.append(len(docs)) or states(self, docs)
+    )
+    for _ in range(3):
+        nlp.update(examples, sgd=optimizer)
+    nlp(text)
+    assert calls == [1, 1, 1, 1]  # three updates and one prediction, one doc each
+    mixes = [t.get_param("mix") for t in tok2vecs]
+    assert not numpy.array_equal(mixes[0], mixes[1])  # each member learns its own mix
+    assert not same_states([tok2vecs[0], build_encoder_vectors(name=str(encoder_dir), layers=[6])])

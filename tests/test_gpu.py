@@ -100,7 +100,7 @@ def _found(nlp: Language) -> List[List[tuple]]:
     return [[p.offsets for p in get_parallelisms(doc)] for doc in nlp.pipe(TEXTS)]
 
 
-def _train_parallelism_on_gpu(tmp_path, tok2vec: dict) -> List[List[tuple]]:
+def _train_parallelism_on_gpu(tmp_path, tok2vec: dict, members: int = 1) -> List[List[tuple]]:
     """Train a parallelism tagger with this tok2vec on the GPU, save it, and check that
     it predicts the same after spacy.load on the GPU and on the CPU.
 
@@ -108,7 +108,8 @@ def _train_parallelism_on_gpu(tmp_path, tok2vec: dict) -> List[List[tuple]]:
     """
     fix_random_seed(0)
     nlp = spacy.blank("la")
-    nlp.add_pipe("parallelism_tagger", config={"model": {**SMALL_MODEL, "tok2vec": tok2vec}})
+    model = {**SMALL_MODEL, "tok2vec": tok2vec, "members": members}
+    nlp.add_pipe("parallelism_tagger", config={"model": model})
     examples = parallelism_examples(nlp)
     optimizer = nlp.initialize(lambda: examples)
     losses = [
@@ -161,6 +162,8 @@ def test_parallelism_tagger_with_encoder_vectors_trains_on_the_gpu(tmp_path, enc
         "layers": [6, 12],
     }
     _train_parallelism_on_gpu(tmp_path, tok2vec)
+    # an ensemble of two heads over the same states
+    _train_parallelism_on_gpu(tmp_path / "ensemble", tok2vec, members=2)
 
 
 def _with_static_vectors(nlp: Language) -> None:

@@ -11,7 +11,11 @@ from .corpus import corpus_convert_cli, corpus_run_cli, corpus_stats_cli  # noqa
 from .demo import demo_cli  # noqa: F401
 from .intertext import intertext_evaluate_cli, intertext_index_cli  # noqa: F401
 from .models import models_build_cli, models_list_cli  # noqa: F401
-from .parallelism import parallelism_evaluate_cli, parallelism_tune_cli  # noqa: F401
+from .parallelism import (  # noqa: F401
+    parallelism_ensemble_cli,
+    parallelism_evaluate_cli,
+    parallelism_tune_cli,
+)
 from .report import report_cli  # noqa: F401
 from .treebank import treebank_edv_cli, treebank_study_cli  # noqa: F401
 

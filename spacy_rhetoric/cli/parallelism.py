@@ -1,15 +1,17 @@
-"""``python -m spacy_rhetoric parallelism evaluate|tune``: score parallelisms with EPM,
-MPBM, MBAWO and MWO; tune the tagger's outside penalty on validation data."""
+"""``python -m spacy_rhetoric parallelism evaluate|tune|ensemble``: score parallelisms
+with EPM, MPBM, MBAWO and MWO; tune the tagger's outside penalty on validation data;
+decode several trained taggers together."""
 
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 from wasabi import msg
 
 from ._util import Arg, Opt, emit_json, load_pipeline, noun_app
 
 parallelism_app = noun_app(
-    "parallelism", "Parallelism: evaluate a tagger, tune its decoding on validation data."
+    "parallelism",
+    "Parallelism: evaluate a tagger, tune its decoding on validation data, ensemble taggers.",
 )
 
 METRICS = ("epm", "mpbm", "mbawo", "mwo")
@@ -78,3 +80,23 @@ def parallelism_tune_cli(
     for value, scores in result["scores"].items():
         msg.text(f"outside_penalty {value}: {metric} = {100 * scores[metric]:.2f}")
     msg.good(f"Best outside_penalty {result['best']}: saved {output_model}")
+
+
+@parallelism_app.command("ensemble")
+def parallelism_ensemble_cli(
+    output_model: Path = Arg(..., help="Where to save the ensemble pipeline"),
+    models: List[Path] = Arg(..., help="Two or more trained pipelines of one recipe", exists=True),
+):
+    """Save one pipeline whose parallelism tagger decodes the given taggers together
+    (their emission, transition and link scores averaged). Retune its outside_penalty
+    on validation data afterwards (parallelism tune)."""
+
+    from ..parallelism.ensemble import assemble
+
+    pipelines = [load_pipeline(model) for model in models]
+    try:
+        nlp = assemble(pipelines)
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
+    nlp.to_disk(output_model)
+    msg.good(f"Ensemble of {len(pipelines)} taggers saved to {output_model}")

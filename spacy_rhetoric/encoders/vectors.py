@@ -106,10 +106,25 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> None:
 
 
 def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[Floats2d], Callable]:
+    return mix_states(model, encoder_states(model, docs), is_train)
+
+
+def encoder_states(model: Model, docs: List[Doc]) -> List[numpy.ndarray]:
+    """RETURNS (List[numpy.ndarray]): per doc, the frozen encoder's states [T, L, H]
+    that the EncoderVectors layer ``model`` mixes."""
     if not model.has_dim("nO") or model.get_dim("nO") is None:
         init(model)
-    encoder = _encoder(model)
-    states = encoder.states(docs)  # per doc [T, L, H]
+    return _encoder(model).states(docs)
+
+
+def mix_states(
+    model: Model, states: List[numpy.ndarray], is_train: bool
+) -> Tuple[List[Floats2d], Callable]:
+    """The EncoderVectors layer ``model`` applied to states already computed (by
+    ``encoder_states``, possibly of another layer with the same encoder settings: the
+    members of an ensemble share them)."""
+    if not model.has_dim("nO") or model.get_dim("nO") is None:
+        init(model)
     mix = model.ops.to_numpy(model.get_param("mix"))
     scale = model.ops.to_numpy(model.get_param("scale"))
     weights = numpy.exp(mix - mix.max())
@@ -381,3 +396,12 @@ def pool_tokens(
         missing = ~covered & (source < n_tokens)
         out[missing] = out[source[missing]]
     return out
+
+
+def same_states(layers: Sequence[Model]) -> bool:
+    """RETURNS (bool): whether the layers are all EncoderVectors with the same encoder
+    settings, i.e. whether one layer's ``encoder_states`` serve them all."""
+    slots = [layer.attrs.get("frozen_encoder") for layer in layers]
+    if not all(isinstance(slot, _EncoderSlot) for slot in slots):
+        return False
+    return all(slot.settings == slots[0].settings for slot in slots)

@@ -10,7 +10,7 @@ length, every path of that length carries the penalty and Viterbi returns a forb
 tag schemes with an always-allowed tag (``O``) never hit this case.
 """
 
-from typing import List, Tuple
+from typing import List, Sequence, Tuple
 
 import numpy
 import torch
@@ -64,6 +64,37 @@ class ConstrainedCRF(torch.nn.Module):
             "trans_allowed", _allowed(trans_mask, (num_tags, num_tags), "trans_mask")
         )
         self.register_buffer("end_allowed", _allowed(end_mask, (num_tags,), "end_mask"))
+
+    @classmethod
+    def mean(cls, crfs: Sequence["ConstrainedCRF"]) -> "ConstrainedCRF":
+        """A CRF whose start, transition and end scores are the means of ``crfs``' (all
+        with the same tags and constraints): an ensemble's shared decoder.
+
+        crfs (Sequence[ConstrainedCRF]): at least one CRF.
+        RETURNS (ConstrainedCRF): the new CRF, on the first one's device.
+        """
+        first = crfs[0]
+        for crf in crfs[1:]:
+            if crf.num_tags != first.num_tags or not all(
+                torch.equal(a, b)
+                for a, b in (
+                    (crf.start_allowed, first.start_allowed),
+                    (crf.trans_allowed, first.trans_allowed),
+                    (crf.end_allowed, first.end_allowed),
+                )
+            ):
+                raise ValueError("ConstrainedCRF.mean: the CRFs differ in tags or constraints")
+        mean = cls(
+            first.num_tags,
+            start_mask=first.start_allowed,
+            trans_mask=first.trans_allowed,
+            end_mask=first.end_allowed,
+        ).to(first.start_scores.device)
+        with torch.no_grad():
+            for name in ("start_scores", "transition_scores", "end_scores"):
+                stacked = torch.stack([getattr(crf, name).detach() for crf in crfs])
+                getattr(mean, name).copy_(stacked.mean(0))
+        return mean
 
     def _scores(self, dtype: torch.dtype) -> Tuple[Tensor, Tensor, Tensor]:
         """RETURNS (Tuple[Tensor, Tensor, Tensor]): start [K], transitions [K, K] and

@@ -164,13 +164,36 @@ class BranchLinker(nn.Module):
         self, encoded: torch.Tensor, rows: Sequence[Sequence[Sequence[Branch]]], keys: TokenKeys
     ) -> List[List[List[Branch]]]:
         """Fill in the antecedent of every later branch (the best-scoring candidate)."""
-        filled = [[list(row) for row in stratum] for stratum in rows]
-        pairs, queries, _, lexical, (where, refs) = self._pairs(rows, keys)
-        if not queries:
-            return filled
-        matrix = self._query_matrix(self._scores(encoded, pairs, lexical, refs), queries)
-        best = matrix.argmax(dim=1).tolist()
-        for (s, b, i), query, choice in zip(where, queries, best):
-            start, end, later, _ = filled[s][b][i]
-            filled[s][b][i] = (start, end, later, pairs[query[choice]][2])
+        return predict_links([self], [encoded], rows, keys)
+
+
+def predict_links(
+    linkers: Sequence[BranchLinker],
+    encoded: Sequence[torch.Tensor],
+    rows: Sequence[Sequence[Sequence[Branch]]],
+    keys: TokenKeys,
+) -> List[List[List[Branch]]]:
+    """Fill in the antecedent of every later branch: the candidate with the highest
+    log-probability averaged over the linkers (one linker: its best-scoring candidate).
+
+    linkers (Sequence[BranchLinker]): linkers with the same ``max_back``.
+    encoded (Sequence[torch.Tensor]): per linker, the encoded tokens [B, T, nE] it reads.
+    rows (Sequence): per stratum, per doc, the branches (antecedents unknown).
+    keys (TokenKeys): per doc, the tokens' (form, ending) hashes.
+    RETURNS (List[List[List[Branch]]]): the rows with antecedents.
+    """
+    filled = [[list(row) for row in stratum] for stratum in rows]
+    pairs, queries, _, lexical, (where, refs) = linkers[0]._pairs(rows, keys)
+    if not queries:
         return filled
+    log_probs = [
+        torch.log_softmax(
+            linker._query_matrix(linker._scores(states, pairs, lexical, refs), queries), dim=1
+        )
+        for linker, states in zip(linkers, encoded, strict=True)
+    ]
+    best = torch.stack(log_probs).mean(0).argmax(dim=1).tolist()
+    for (s, b, i), query, choice in zip(where, queries, best):
+        start, end, later, _ = filled[s][b][i]
+        filled[s][b][i] = (start, end, later, pairs[query[choice]][2])
+    return filled

@@ -15,8 +15,9 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v2, torch2xp, xp2torch
 from thinc.types import Floats2d
 
+from ..encoders.vectors import encoder_states, mix_states, same_states
 from .features import N_FEATURES, batch_repetition_features
-from .network import ParallelismNetwork
+from .network import EnsembleNetwork, ParallelismNetwork
 
 # (docs, gold or None, outside penalty) -> loss (training) or {"paths": per-stratum tag
 # paths, "branches": per-stratum linked branches}. gold = {"tags": [S, B, T] array,
@@ -35,6 +36,7 @@ def build_parallelism_tagger(
     attention_heads: int = 0,
     linker_width: int = 0,
     max_back: int = 8,
+    members: int = 1,
 ) -> Model[InT, Any]:
     """Build the parallelism tagger model.
 
@@ -49,17 +51,27 @@ def build_parallelism_tagger(
         tags; > 0: the CRF predicts link-free structure tags and the linker chooses
         each later branch's antecedent). Must match the component's ``links`` setting.
     max_back (int): candidate antecedents per branch for the linker.
+    members (int): heads decoded together as an ensemble (their emission, transition
+        and link scores averaged), each with its own copy of ``tok2vec``; copies of one
+        frozen encoder share its states. 1: a single head. Separately trained
+        pipelines become one ensemble with ``python -m spacy_rhetoric parallelism
+        ensemble``; trained from scratch, each member learns on its own loss.
     RETURNS (Model[Tuple[List[Doc], Optional[Dict[str, Any]]], Any]): the model. In
         training (with gold) it returns the negative log-likelihood of the gold tags
         (plus the linker's loss); in prediction, {"paths": per stratum the best tag
         path of each doc, "branches": with a linker, the chosen antecedents}.
     """
+    if members < 1:
+        raise ValueError(f"ParallelismTagger.v1: members must be >= 1, got {members}")
+    # copied before any weights exist: each member gets its own layer mix or tok2vec
+    tok2vecs = [tok2vec] + [tok2vec.copy() for _ in range(members - 1)]
+    refs = {member_ref(m): layer for m, layer in enumerate(tok2vecs)}
     return Model(
         "parallelism_tagger",
         forward,
         init=init,
-        layers=[tok2vec],
-        refs={"tok2vec": tok2vec},
+        layers=tok2vecs,
+        refs=refs,
         dims={"nO": None},
         attrs={
             "hidden_width": hidden_width,
@@ -69,6 +81,7 @@ def build_parallelism_tagger(
             "attention_heads": attention_heads,
             "linker_width": linker_width,
             "max_back": max_back,
+            "members": members,
             "n_strata": 1,
             "constraints": None,
             "label_kinds": None,
@@ -76,9 +89,19 @@ def build_parallelism_tagger(
     )
 
 
+def member_ref(m: int) -> str:
+    """RETURNS (str): the ref name of member ``m``'s tok2vec ("tok2vec" for the first)."""
+    return "tok2vec" if m == 0 else f"tok2vec_{m}"
+
+
+def member_tok2vecs(model: Model) -> List[Model]:
+    """RETURNS (List[Model]): the tok2vec of each member, the first one first."""
+    return [model.get_ref(member_ref(m)) for m in range(model.attrs.get("members", 1))]
+
+
 def init(model: Model, X: Optional[InT] = None, Y: Any = None) -> None:
-    tok2vec = model.get_ref("tok2vec")
-    tok2vec.initialize(X=X[0] if X is not None else None)
+    for tok2vec in member_tok2vecs(model):
+        tok2vec.initialize(X=X[0] if X is not None else None)
     if model.has_ref("head"):
         return
     if model.attrs["constraints"] is None or not model.has_dim("nO") or model.get_dim("nO") is None:
@@ -86,20 +109,25 @@ def init(model: Model, X: Optional[InT] = None, Y: Any = None) -> None:
             "parallelism_tagger model: set the labels (nO) and the tagset constraints "
             "before initializing; the component does this in initialize()."
         )
+    tok2vec = model.get_ref("tok2vec")
     n_input = tok2vec.get_dim("nO") + (N_FEATURES if model.attrs["repetition_features"] else 0)
-    network = ParallelismNetwork(
-        n_input=n_input,
-        n_labels=model.get_dim("nO"),
-        n_strata=model.attrs["n_strata"],
-        constraints=model.attrs["constraints"],
-        hidden=model.attrs["hidden_width"],
-        depth=model.attrs["depth"],
-        dropout=model.attrs["dropout"],
-        attention_heads=model.attrs["attention_heads"],
-        label_kinds=model.attrs["label_kinds"],
-        linker_width=model.attrs["linker_width"],
-        max_back=model.attrs["max_back"],
-    )
+    networks = [
+        ParallelismNetwork(
+            n_input=n_input,
+            n_labels=model.get_dim("nO"),
+            n_strata=model.attrs["n_strata"],
+            constraints=model.attrs["constraints"],
+            hidden=model.attrs["hidden_width"],
+            depth=model.attrs["depth"],
+            dropout=model.attrs["dropout"],
+            attention_heads=model.attrs["attention_heads"],
+            label_kinds=model.attrs["label_kinds"],
+            linker_width=model.attrs["linker_width"],
+            max_back=model.attrs["max_back"],
+        )
+        for _ in range(model.attrs.get("members", 1))
+    ]
+    network = networks[0] if len(networks) == 1 else EnsembleNetwork(networks)
     head = PyTorchWrapper_v2(
         network, convert_inputs=_convert_inputs, convert_outputs=_convert_outputs
     )
@@ -107,24 +135,42 @@ def init(model: Model, X: Optional[InT] = None, Y: Any = None) -> None:
     model.set_ref("head", head)
 
 
+def member_vectors(
+    tok2vecs: List[Model], docs: List[Doc], is_train: bool
+) -> List[Tuple[List[Floats2d], Callable]]:
+    """Each member's token vectors and backprop; members over one frozen encoder
+    share its states (computed once)."""
+    if len(tok2vecs) > 1 and same_states(tok2vecs):
+        states = encoder_states(tok2vecs[0], docs)
+        return [mix_states(tok2vec, states, is_train) for tok2vec in tok2vecs]
+    return [tok2vec(docs, is_train) for tok2vec in tok2vecs]
+
+
 def forward(model: Model, inputs: InT, is_train: bool) -> Tuple[Any, Callable]:
     docs, gold, outside_penalty = inputs
-    tok2vec = model.get_ref("tok2vec")
+    tok2vecs = member_tok2vecs(model)
     head = model.get_ref("head")
-    vectors, backprop_vectors = tok2vec(docs, is_train)
-    width = tok2vec.get_dim("nO")
-    if model.attrs["repetition_features"]:
-        features = batch_repetition_features(docs)
-        X = [model.ops.xp.hstack((v, model.ops.asarray2f(f))) for v, f in zip(vectors, features)]
-    else:
-        X = vectors
+    vectors = member_vectors(tok2vecs, docs, is_train)
+    width = tok2vecs[0].get_dim("nO")
+    features = batch_repetition_features(docs) if model.attrs["repetition_features"] else None
+    X: List[List[Floats2d]] = []
+    for member_X, _ in vectors:
+        if features is not None:
+            member_X = [
+                model.ops.xp.hstack((v, model.ops.asarray2f(f))) for v, f in zip(member_X, features)
+            ]
+        X.append(member_X)
     keys = token_keys(docs) if model.attrs["linker_width"] else None
     penalty = 0.0 if is_train else outside_penalty
     output, backprop_head = head((X, gold, keys, penalty), is_train)
 
     def backprop(d_output: Any) -> Any:
-        dX = backprop_head(d_output)
-        return backprop_vectors([d[:, :width] for d in dX])
+        dX = backprop_head(d_output)  # per member, per doc
+        d_docs = [
+            backprop_vectors([d[:, :width] for d in member_dX])
+            for (_, backprop_vectors), member_dX in zip(vectors, dX, strict=True)
+        ]
+        return d_docs[0]
 
     return output, backprop
 
@@ -136,25 +182,32 @@ def token_keys(docs: List[Doc]) -> List[List[Tuple[int, int]]]:
 
 def _convert_inputs(
     model: Model,
-    inputs: Tuple[List[Floats2d], Optional[Dict[str, Any]], Any, float],
+    inputs: Tuple[List[List[Floats2d]], Optional[Dict[str, Any]], Any, float],
     is_train: bool,
-) -> Tuple[ArgsKwargs, Callable[[ArgsKwargs], List[Floats2d]]]:
+) -> Tuple[ArgsKwargs, Callable[[ArgsKwargs], List[List[Floats2d]]]]:
+    # X: per member, per doc [T, nI]. A single network reads [B, T, nI]; an ensemble
+    # reads the members' inputs stacked, [M, B, T, nI].
     X, gold, keys, penalty = inputs
-    lengths = [len(x) for x in X]
-    padded = model.ops.pad(X)  # [B, T, nI]
+    lengths = [len(x) for x in X[0]]
+    padded = model.ops.xp.stack([model.ops.pad(member_X) for member_X in X])  # [M, B, T, nI]
+    single = len(X) == 1
     # onto the network's own device, not the current ops' default: a pipeline loaded on
     # the CPU keeps working after spacy.prefer_gpu()
-    x = xp2torch(padded, requires_grad=is_train, device=model.shims[0].device)
-    positions = torch.arange(padded.shape[1], device=x.device)
+    x = xp2torch(
+        padded[0] if single else padded, requires_grad=is_train, device=model.shims[0].device
+    )
+    positions = torch.arange(padded.shape[2], device=x.device)
     mask = positions[None, :] < torch.as_tensor(lengths, device=x.device)[:, None]  # [B, T]
     kwargs: Dict[str, Any] = {"keys": keys, "outside_penalty": penalty}
     if gold is not None:
         kwargs["tags"] = torch.as_tensor(gold["tags"], dtype=torch.long, device=x.device)  # [S,B,T]
         kwargs["branches"] = gold.get("branches")
 
-    def reverse(d_inputs: ArgsKwargs) -> List[Floats2d]:
+    def reverse(d_inputs: ArgsKwargs) -> List[List[Floats2d]]:
         d_padded = torch2xp(d_inputs.args[0])
-        return [d_padded[i, :length] for i, length in enumerate(lengths)]
+        if single:
+            d_padded = d_padded[None]
+        return [[d[i, :length] for i, length in enumerate(lengths)] for d in d_padded]
 
     return ArgsKwargs(args=(x, mask), kwargs=kwargs), reverse
 

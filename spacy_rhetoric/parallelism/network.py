@@ -1,6 +1,6 @@
 """The torch part of the parallelism tagger: an optional BiLSTM encoder, optional
 self-attention, one linear emission layer and one constrained CRF per stratum, and
-optionally a pairwise branch linker."""
+optionally a pairwise branch linker; and an ensemble of such networks decoded together."""
 
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from .crf import ConstrainedCRF
-from .linker import BranchLinker, TokenKeys, read_branches
+from .linker import BranchLinker, TokenKeys, predict_links, read_branches
 
 Masks = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]
 
@@ -123,8 +123,7 @@ class ParallelismNetwork(nn.Module):
         prediction, ``outside_penalty`` is subtracted from the score of label 0 ("O")
         of the outermost stratum before decoding: a recall/precision trade-off tuned on
         validation data."""
-        encoded = self.encode(x, mask)
-        emissions = [emitter(encoded) for emitter in self.emitters]
+        encoded, emissions = self.potentials(x, mask)
         if tags is not None:
             losses = [
                 crf(scores, tags[s], mask, reduction="sum")
@@ -134,22 +133,123 @@ class ParallelismNetwork(nn.Module):
             if self.linker is not None and branches is not None:
                 loss = loss + self.linker.loss(encoded, branches, keys)
             return loss
-        if outside_penalty:
-            # outermost stratum only: deeper strata are rarely active, and pushing
-            # them off "O" makes them swallow whole sections
-            penalty = emissions[0].new_zeros(emissions[0].shape[-1])
-            penalty[0] = outside_penalty
-            emissions = [emissions[0] - penalty, *emissions[1:]]
-        paths = [crf.decode(scores, mask) for crf, scores in zip(self.crfs, emissions)]
-        output: Dict[str, Any] = {"paths": paths}
-        if self.linker is not None:
-            rows = [
-                [read_branches(path, self.label_kinds) for path in stratum] for stratum in paths
-            ]
-            output["branches"] = self.linker.predict(encoded, rows, keys)
-        return output
+        linkers = [self.linker] if self.linker is not None else []
+        return decode(
+            list(self.crfs),
+            emissions,
+            mask,
+            linkers,
+            [encoded],
+            self.label_kinds,
+            keys,
+            outside_penalty,
+        )
+
+    def potentials(self, x: torch.Tensor, mask: torch.Tensor) -> Tuple[torch.Tensor, List]:
+        """RETURNS (Tuple[torch.Tensor, List[torch.Tensor]]): the encoded tokens
+        [B, T, nE] and, per stratum, the emission scores [B, T, K]."""
+        encoded = self.encode(x, mask)
+        return encoded, [emitter(encoded) for emitter in self.emitters]
 
     def marginals(self, x: torch.Tensor, mask: torch.Tensor) -> List[torch.Tensor]:
         """RETURNS (List[torch.Tensor]): per stratum, tag marginals [B, T, K]."""
         encoded = self.encode(x, mask)
         return [crf.marginals(e(encoded), mask) for crf, e in zip(self.crfs, self.emitters)]
+
+
+class EnsembleNetwork(nn.Module):
+    """Several parallelism networks over the same tag vocabulary, decoded as one: the
+    members' emission scores, CRF start/transition/end scores and link log-probabilities
+    are averaged (a product of experts), then decoded once. Members trained apart
+    (different seeds) make a more stable tagger than any one of them; in training each
+    member learns on its own loss (the losses are summed).
+
+    members (Sequence[ParallelismNetwork]): at least two networks with the same labels,
+        strata, constraints and linker setting.
+    """
+
+    def __init__(self, members: Sequence[ParallelismNetwork]):
+        super().__init__()
+        members = list(members)
+        if len(members) < 2:
+            raise ValueError(f"EnsembleNetwork: need >= 2 members, got {len(members)}")
+        first = members[0]
+        for member in members[1:]:
+            if (
+                len(member.crfs) != len(first.crfs)
+                or member.crfs[0].num_tags != first.crfs[0].num_tags
+                or (member.linker is None) != (first.linker is None)
+            ):
+                raise ValueError("EnsembleNetwork: the members differ in labels, strata or linker")
+        self.members = nn.ModuleList(members)
+        self.label_kinds = first.label_kinds
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor,
+        tags: Optional[torch.Tensor] = None,
+        branches: Optional[Sequence[Sequence[Sequence[Tuple[int, int, bool, int]]]]] = None,
+        keys: Optional[TokenKeys] = None,
+        outside_penalty: float = 0.0,
+    ) -> Any:
+        """As ``ParallelismNetwork.forward``, with ``x`` [M, B, T, nI]: each member's
+        own token vectors (members mix the encoder's layers their own way)."""
+        if x.shape[0] != len(self.members):
+            raise ValueError(
+                f"EnsembleNetwork: got inputs for {x.shape[0]} members, have {len(self.members)}"
+            )
+        if tags is not None:
+            losses = [
+                member(x[m], mask, tags, branches, keys) for m, member in enumerate(self.members)
+            ]
+            return torch.stack(losses).sum()
+        potentials = [member.potentials(x[m], mask) for m, member in enumerate(self.members)]
+        encoded = [p[0] for p in potentials]
+        n_strata = len(potentials[0][1])
+        emissions = [torch.stack([p[1][s] for p in potentials]).mean(0) for s in range(n_strata)]
+        crfs = [
+            ConstrainedCRF.mean([member.crfs[s] for member in self.members])
+            for s in range(n_strata)
+        ]
+        linkers = [m.linker for m in self.members if m.linker is not None]
+        return decode(
+            crfs, emissions, mask, linkers, encoded, self.label_kinds, keys, outside_penalty
+        )
+
+
+def decode(
+    crfs: Sequence[ConstrainedCRF],
+    emissions: Sequence[torch.Tensor],
+    mask: torch.Tensor,
+    linkers: Sequence[BranchLinker],
+    encoded: Sequence[torch.Tensor],
+    label_kinds: Optional[Sequence[int]],
+    keys: Optional[TokenKeys],
+    outside_penalty: float = 0.0,
+) -> Dict[str, Any]:
+    """Viterbi paths per stratum and, with linkers, each later branch's antecedent.
+
+    crfs (Sequence[ConstrainedCRF]): one per stratum.
+    emissions (Sequence[torch.Tensor]): per stratum [B, T, K].
+    mask (torch.Tensor): bool [B, T].
+    linkers (Sequence[BranchLinker]): none, or one per member, with ``encoded`` the
+        member's encoded tokens [B, T, nE] each; their link log-probabilities are averaged.
+    label_kinds (Optional[Sequence[int]]): how each label opens, continues or closes a branch.
+    keys (Optional[TokenKeys]): per doc the tokens' (form, ending) hashes, for the linker.
+    outside_penalty (float): subtracted from the score of label 0 ("O") of the
+        outermost stratum before decoding.
+    RETURNS (Dict[str, Any]): {"paths": per stratum the paths, "branches": with linkers}.
+    """
+    if outside_penalty:
+        # outermost stratum only: deeper strata are rarely active, and pushing
+        # them off "O" makes them swallow whole sections
+        penalty = emissions[0].new_zeros(emissions[0].shape[-1])
+        penalty[0] = outside_penalty
+        emissions = [emissions[0] - penalty, *emissions[1:]]
+    paths = [crf.decode(scores, mask) for crf, scores in zip(crfs, emissions)]
+    output: Dict[str, Any] = {"paths": paths}
+    if linkers:
+        rows = [[read_branches(path, label_kinds) for path in stratum] for stratum in paths]
+        output["branches"] = predict_links(linkers, encoded, rows, keys)
+    return output

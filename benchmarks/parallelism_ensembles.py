@@ -1,0 +1,143 @@
+"""Ensembles of parallelism taggers trained over several seeds: for each group of seeds,
+``parallelism ensemble`` joins the seeds' tuned pipelines (trained and tuned on the dev
+split by parallelism_seeds.py); the ensemble decodes at the mean of the members'
+``outside_penalty`` (``--grid members``, the default: nothing new is chosen) or at the
+value of ``--grid`` best on the dev split; ``parallelism evaluate`` scores it on the opt
+and test splits. Reports mean ±
+sd (sample sd over the groups) next to the single seeds' mean ± sd; the group best on
+validation is named as such; test scores are only recorded, never used to choose.
+
+    python benchmarks/parallelism_ensembles.py --trained-as asp-me5-latinv \
+        --corpus corpus/asp --groups "0,1,2;3,4,5;6,7,8"
+
+Writes metrics/parallelism-TRAINED_AS-ens{G}SUFFIX-{tune,opt,test}.json and
+metrics/parallelism-TRAINED_AS-ensemblesSUFFIX.json; the pipelines go to
+training/parallelism-TRAINED_AS-ens{G}SUFFIX/model-{best,tuned}.
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Dict, List
+
+from parallelism_seeds import METRICS, PARTS, run, summarize
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--trained-as", required=True, help="the seeds' run name, e.g. asp-me5")
+    parser.add_argument("--corpus", type=Path, required=True, help="dir with dev/opt/test.spacy")
+    parser.add_argument("--groups", default="0,1,2", help="seed groups: '0,1,2;3,4,5'")
+    parser.add_argument(
+        "--grid",
+        default="members",
+        help="outside_penalty values tried on dev, or 'members': their mean penalty",
+    )
+    parser.add_argument("--suffix", default="", help="added to the ensembles' names")
+    parser.add_argument("--training", type=Path, default=Path("training"))
+    parser.add_argument("--metrics", type=Path, default=Path("metrics"))
+    args = parser.parse_args()
+    groups = [[int(s) for s in g.split(",") if s.strip()] for g in args.groups.split(";")]
+    py = [sys.executable, "-m", "spacy_rhetoric", "parallelism"]
+    name = args.trained_as
+    per_group: Dict[int, Dict[str, dict]] = {}
+    for g, seeds in enumerate(groups):
+        members = [args.training / f"parallelism-{name}-seed{s}" / "model-tuned" for s in seeds]
+        for member in members:
+            if not member.is_dir():
+                sys.exit(f"parallelism_ensembles: no trained model at {member}")
+        out = args.training / f"parallelism-{name}-ens{g}{args.suffix}"
+        out.mkdir(parents=True, exist_ok=True)
+        log = out / "log.txt"
+        metrics = {
+            s: args.metrics / f"parallelism-{name}-ens{g}{args.suffix}-{s}.json"
+            for s in ("tune", "opt", "test")
+        }
+        if not (out / "model-best").is_dir():
+            run(py + ["ensemble", str(out / "model-best"), *map(str, members)], log)
+        grid = args.grid
+        if grid == "members":
+            config = json.loads((out / "model-best" / "parallelism_tagger" / "cfg").read_text())
+            grid = str(config["outside_penalty"])
+        if not metrics["tune"].exists():
+            run(
+                py
+                + ["tune", str(out / "model-best"), str(args.corpus / "dev.spacy")]
+                + [str(out / "model-tuned"), "--grid", grid]
+                + ["--output", str(metrics["tune"])],
+                log,
+            )
+        for split in ("opt", "test"):
+            if not metrics[split].exists():
+                run(
+                    py
+                    + ["evaluate", str(args.corpus / f"{split}.spacy")]
+                    + ["--model", str(out / "model-tuned"), "--output", str(metrics[split])],
+                    log,
+                )
+        tune = json.loads(metrics["tune"].read_text())
+        per_group[g] = {
+            "dev": tune["scores"][str(tune["best"])],
+            "opt": json.loads(metrics["opt"].read_text()),
+            "test": json.loads(metrics["test"].read_text()),
+            "outside_penalty": tune["best"],
+        }
+    # the member seeds alone, as parallelism_seeds.py tuned and evaluated them
+    singles: Dict[int, Dict[str, dict]] = {}
+    for seed in sorted({s for seeds in groups for s in seeds}):
+        tune = json.loads((args.metrics / f"parallelism-{name}-seed{seed}-tune.json").read_text())
+        singles[seed] = {
+            "dev": tune["scores"][str(tune["best"])],
+            "test": json.loads(
+                (args.metrics / f"parallelism-{name}-seed{seed}-test.json").read_text()
+            ),
+        }
+    summary: Dict[str, object] = {
+        "trained_as": name,
+        "groups": groups,
+        "grid": args.grid,
+        "ensembles": {},
+        "single_seeds": {},
+    }
+    for split in ("dev", "opt", "test"):
+        summary["ensembles"][split] = _table([per_group[g][split] for g in per_group])
+    for split in ("dev", "test"):
+        summary["single_seeds"][split] = _table([singles[s][split] for s in singles])
+    best = max(per_group, key=lambda g: per_group[g]["dev"]["parallelism_epm_f"])
+    summary["best_group_on_validation"] = best
+    summary["best_group_test"] = {
+        f"{m}_{p}": 100 * per_group[best]["test"][f"parallelism_{m}_{p}"]
+        for m in METRICS
+        for p in PARTS
+    }
+    summary["outside_penalty"] = {g: per_group[g]["outside_penalty"] for g in per_group}
+    summary["tokens_per_second_test"] = {
+        g: per_group[g]["test"].get("tokens_per_second") for g in per_group
+    }
+    path = args.metrics / f"parallelism-{name}-ensembles{args.suffix}.json"
+    path.write_text(json.dumps(summary, indent=2))
+    for label, table in (("ensembles", summary["ensembles"]), ("single", summary["single_seeds"])):
+        for split in ("dev", "test"):
+            row = table[split]
+            print(
+                label,
+                split,
+                " ".join(
+                    f"{m.upper()} F1 {row[m + '_f']['mean']:.1f} ± {row[m + '_f']['sd']:.1f}"
+                    for m in METRICS
+                ),
+            )
+    print(f"best group on validation: {best} {groups[best]}; wrote {path}")
+
+
+def _table(scores: List[dict]) -> Dict[str, dict]:
+    return {
+        f"{m}_{p}": summarize([100 * s[f"parallelism_{m}_{p}"] for s in scores])
+        for m in METRICS
+        for p in PARTS
+    }
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""Several trained parallelism pipelines made into one: its tagger holds every
+pipeline's head (and layer mix) and decodes them together, averaging their emission,
+transition and link scores (see ``network.EnsembleNetwork``). Seeds of one recipe
+disagree a lot on ASP; their ensemble is steadier than any one of them."""
+
+import copy
+from typing import List, Sequence
+
+from spacy.language import Language
+from spacy.util import load_model_from_config
+
+from .model import member_tok2vecs
+
+# settings of the tagger that its members must share
+SHARED_SETTINGS = (
+    "labels",
+    "spans_key",
+    "tagset",
+    "link",
+    "n_strata",
+    "spelling",
+    "window",
+    "window_overlap",
+)
+
+
+def assemble(pipelines: Sequence[Language], component: str = "parallelism_tagger") -> Language:
+    """Make one pipeline whose tagger decodes the taggers of ``pipelines`` together.
+
+    pipelines (Sequence[Language]): >= 2 trained pipelines, each a parallelism tagger
+        alone, of the same recipe (the same model config, labels and settings; seeds
+        and training may differ). The first one gives the typer; the ensemble's
+        ``outside_penalty`` is the mean of the members' (each one's tuned on
+        validation data: pass the tuned pipelines), where the members' potentials are
+        averaged too.
+    component (str): the tagger's name.
+    RETURNS (Language): the new pipeline (not saved).
+    """
+    if len(pipelines) < 2:
+        raise ValueError(f"parallelism ensemble: give >= 2 pipelines, got {len(pipelines)}")
+    for i, nlp in enumerate(pipelines, 1):
+        if nlp.pipe_names != [component]:
+            raise ValueError(
+                f"parallelism ensemble: pipeline {i} has the components {nlp.pipe_names}; "
+                f"give pipelines with a {component} alone"
+            )
+    taggers = [nlp.get_pipe(component) for nlp in pipelines]
+    model_configs = [nlp.config["components"][component]["model"] for nlp in pipelines]
+    for i, (tagger, model_config) in enumerate(zip(taggers, model_configs, strict=True), 1):
+        if model_config.get("members", 1) != 1:
+            raise ValueError(f"parallelism ensemble: pipeline {i} is an ensemble already")
+        if not tagger.model.has_ref("head"):
+            raise ValueError(f"parallelism ensemble: pipeline {i}'s {component} is not trained")
+        if model_config != model_configs[0]:
+            raise ValueError(
+                f"parallelism ensemble: pipeline {i}'s model config differs from the first's"
+            )
+        for key in SHARED_SETTINGS:
+            if tagger.cfg.get(key) != taggers[0].cfg.get(key):
+                raise ValueError(
+                    f"parallelism ensemble: pipeline {i}'s {component} differs from the "
+                    f"first's in {key!r}"
+                )
+    config = pipelines[0].config.copy()
+    config["components"][component]["model"]["members"] = len(pipelines)
+    nlp = load_model_from_config(config, auto_fill=True, validate=True)
+    nlp.meta.update(copy.deepcopy(pipelines[0].meta))
+    tagger = nlp.get_pipe(component)
+    tagger.cfg.update(copy.deepcopy(taggers[0].cfg))
+    penalties = [float(t.cfg.get("outside_penalty", 0.0)) for t in taggers]
+    tagger.cfg["outside_penalty"] = sum(penalties) / len(penalties)
+    tagger._setup_model()
+    tagger.model.initialize()
+    ensemble = tagger.model.get_ref("head").shims[0]._model
+    for m, (source, target) in enumerate(zip(taggers, member_tok2vecs(tagger.model), strict=True)):
+        _copy_params(source.model.get_ref("tok2vec"), target)
+        network = source.model.get_ref("head").shims[0]._model
+        ensemble.members[m].load_state_dict(network.state_dict())
+    return nlp
+
+
+def _copy_params(source, target) -> None:
+    """Copy the thinc parameters of ``source``'s layers into ``target``'s (same tree)."""
+    sources: List = list(source.walk())
+    targets: List = list(target.walk())
+    if len(sources) != len(targets):
+        raise ValueError("parallelism ensemble: the members' tok2vec layers differ")
+    for a, b in zip(sources, targets, strict=True):
+        for name in a.param_names:
+            if a.has_param(name):
+                b.set_param(name, a.ops.xp.array(a.get_param(name), copy=True))
+        for shim_a, shim_b in zip(a.shims, b.shims, strict=True):
+            shim_b.from_bytes(shim_a.to_bytes())
