@@ -44,6 +44,7 @@ BAD_INPUTS = {
     "models pretrain-encoder": [["M", "-o", "O"], ["D", "-o", "O"], ["S", "-o", "O"],
                                 ["T", "-o", "O", "--steps", "0"]],
     "models vectors": [["M", "O"], ["D", "O"]],
+    "parallelism ensemble": [["O", "M", "M"], ["O", "D", "D"], ["O", "T", "T"]],
     "parallelism evaluate": [["M"], ["S"], ["D"]],
     "parallelism tune": [["D", "S", "O"], ["M", "M", "O"]],
     "report": [["M"], ["J"]],
