@@ -19,9 +19,9 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict
 
-from parallelism_seeds import METRICS, PARTS, run, summarize
+from parallelism_seeds import in_percent, metric_table, print_f1, read_scores, run
 
 
 def main() -> None:
@@ -76,13 +76,7 @@ def main() -> None:
                     + ["--model", str(out / "model-tuned"), "--output", str(metrics[split])],
                     log,
                 )
-        tune = json.loads(metrics["tune"].read_text())
-        per_group[g] = {
-            "dev": tune["scores"][str(tune["best"])],
-            "opt": json.loads(metrics["opt"].read_text()),
-            "test": json.loads(metrics["test"].read_text()),
-            "outside_penalty": tune["best"],
-        }
+        per_group[g] = read_scores(metrics)
     # the member seeds alone, as parallelism_seeds.py tuned and evaluated them
     singles: Dict[int, Dict[str, dict]] = {}
     for seed in sorted({s for seeds in groups for s in seeds}):
@@ -101,42 +95,21 @@ def main() -> None:
         "single_seeds": {},
     }
     for split in ("dev", "opt", "test"):
-        summary["ensembles"][split] = _table([per_group[g][split] for g in per_group])
+        summary["ensembles"][split] = metric_table([per_group[g][split] for g in per_group])
     for split in ("dev", "test"):
-        summary["single_seeds"][split] = _table([singles[s][split] for s in singles])
+        summary["single_seeds"][split] = metric_table([singles[s][split] for s in singles])
     best = max(per_group, key=lambda g: per_group[g]["dev"]["parallelism_epm_f"])
     summary["best_group_on_validation"] = best
-    summary["best_group_test"] = {
-        f"{m}_{p}": 100 * per_group[best]["test"][f"parallelism_{m}_{p}"]
-        for m in METRICS
-        for p in PARTS
-    }
+    summary["best_group_test"] = in_percent(per_group[best]["test"])
     summary["outside_penalty"] = {g: per_group[g]["outside_penalty"] for g in per_group}
     summary["tokens_per_second_test"] = {
         g: per_group[g]["test"].get("tokens_per_second") for g in per_group
     }
     path = args.metrics / f"parallelism-{name}-ensembles{args.suffix}.json"
     path.write_text(json.dumps(summary, indent=2))
-    for label, table in (("ensembles", summary["ensembles"]), ("single", summary["single_seeds"])):
-        for split in ("dev", "test"):
-            row = table[split]
-            print(
-                label,
-                split,
-                " ".join(
-                    f"{m.upper()} F1 {row[m + '_f']['mean']:.1f} ± {row[m + '_f']['sd']:.1f}"
-                    for m in METRICS
-                ),
-            )
+    print_f1(summary["ensembles"], "ensembles")
+    print_f1(summary["single_seeds"], "single")
     print(f"best group on validation: {best} {groups[best]}; wrote {path}")
-
-
-def _table(scores: List[dict]) -> Dict[str, dict]:
-    return {
-        f"{m}_{p}": summarize([100 * s[f"parallelism_{m}_{p}"] for s in scores])
-        for m in METRICS
-        for p in PARTS
-    }
 
 
 if __name__ == "__main__":

@@ -50,6 +50,43 @@ def summarize(values: List[float]) -> Dict[str, float]:
     }
 
 
+def metric_table(scores: List[dict]) -> Dict[str, Dict[str, float]]:
+    """RETURNS: per metric and part (e.g. "epm_f"), mean ± sd in % over the score dicts."""
+    return {
+        f"{m}_{p}": summarize([100 * s[f"parallelism_{m}_{p}"] for s in scores])
+        for m in METRICS
+        for p in PARTS
+    }
+
+
+def read_scores(metrics: Dict[str, Path]) -> Dict[str, dict]:
+    """RETURNS: the dev scores at the tuned penalty, the opt and test scores and the
+    penalty, from one model's "tune", "opt" and "test" JSON files."""
+    tune = json.loads(metrics["tune"].read_text())
+    return {
+        "dev": tune["scores"][str(tune["best"])],
+        "opt": json.loads(metrics["opt"].read_text()),
+        "test": json.loads(metrics["test"].read_text()),
+        "outside_penalty": tune["best"],
+    }
+
+
+def print_f1(splits: Dict[str, Dict[str, Dict[str, float]]], label: str = "") -> None:
+    """Print each metric's F1 mean ± sd on the dev and test splits of a summary."""
+    for split in ("dev", "test"):
+        row = splits[split]
+        f1 = (
+            f"{m.upper()} F1 {row[m + '_f']['mean']:.1f} ± {row[m + '_f']['sd']:.1f}"
+            for m in METRICS
+        )
+        print(*([label] if label else []), split, " ".join(f1))
+
+
+def in_percent(scores: dict) -> Dict[str, float]:
+    """RETURNS: one score dict's metrics in %, keyed as ``metric_table``'s."""
+    return {f"{m}_{p}": 100 * scores[f"parallelism_{m}_{p}"] for m in METRICS for p in PARTS}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("config", type=Path)
@@ -173,13 +210,7 @@ def main() -> None:
                     ],
                     log,
                 )
-        tune = json.loads(metrics["tune"].read_text())
-        per_seed[seed] = {
-            "dev": tune["scores"][str(tune["best"])],
-            "opt": json.loads(metrics["opt"].read_text()),
-            "test": json.loads(metrics["test"].read_text()),
-            "outside_penalty": tune["best"],
-        }
+        per_seed[seed] = read_scores(metrics)
     summary: Dict[str, object] = {
         "config": str(args.config),
         "seeds": seeds,
@@ -188,18 +219,10 @@ def main() -> None:
         "splits": {},
     }
     for split in ("dev", "opt", "test"):
-        summary["splits"][split] = {
-            f"{m}_{p}": summarize([100 * per_seed[s][split][f"parallelism_{m}_{p}"] for s in seeds])
-            for m in METRICS
-            for p in PARTS
-        }
+        summary["splits"][split] = metric_table([per_seed[s][split] for s in seeds])
     best = max(seeds, key=lambda s: per_seed[s]["dev"]["parallelism_epm_f"])
     summary["best_seed_on_validation"] = best
-    summary["best_seed_test"] = {
-        f"{m}_{p}": 100 * per_seed[best]["test"][f"parallelism_{m}_{p}"]
-        for m in METRICS
-        for p in PARTS
-    }
+    summary["best_seed_test"] = in_percent(per_seed[best]["test"])
     summary["outside_penalty"] = {s: per_seed[s]["outside_penalty"] for s in seeds}
     summary["tokens_per_second_test"] = {
         s: per_seed[s]["test"].get("tokens_per_second") for s in seeds
@@ -207,15 +230,7 @@ def main() -> None:
     summary["train_seconds"] = {s: t.get("train_s") for s, t in timings.items()}
     path = args.output or args.metrics / f"parallelism-{args.name}-seeds.json"
     path.write_text(json.dumps(summary, indent=2))
-    for split in ("dev", "test"):
-        row = summary["splits"][split]
-        print(
-            split,
-            " ".join(
-                f"{m.upper()} F1 {row[m + '_f']['mean']:.1f} ± {row[m + '_f']['sd']:.1f}"
-                for m in METRICS
-            ),
-        )
+    print_f1(summary["splits"])
     print(f"best seed on validation: {best}; wrote {path}")
 
 
