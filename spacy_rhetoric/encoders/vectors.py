@@ -88,6 +88,22 @@ class _EncoderSlot:
         self.settings = settings
         self.encoder: Optional[FrozenEncoder] = None
 
+    def shares_states(self, other: Any) -> bool:
+        """RETURNS (bool): whether a layer with the slot ``other`` reads the same
+        encoder states (the same settings), so one ``states`` call serves both. An
+        ensemble's members (``parallelism_tagger`` with ``members`` > 1) ask this."""
+        return isinstance(other, _EncoderSlot) and other.settings == self.settings
+
+    @staticmethod
+    def states(model: Model, docs: List[Doc]) -> List[numpy.ndarray]:
+        """``encoder_states`` of the layer ``model`` (this slot's layer)."""
+        return encoder_states(model, docs)
+
+    @staticmethod
+    def mix(model: Model, states: List[numpy.ndarray], is_train: bool) -> Tuple[List, Callable]:
+        """``mix_states``: the layer ``model`` applied to states already computed."""
+        return mix_states(model, states, is_train)
+
     def get(self) -> "FrozenEncoder":
         if self.encoder is None:
             settings = dict(self.settings)
@@ -402,6 +418,4 @@ def same_states(layers: Sequence[Model]) -> bool:
     """RETURNS (bool): whether the layers are all EncoderVectors with the same encoder
     settings, i.e. whether one layer's ``encoder_states`` serve them all."""
     slots = [layer.attrs.get("frozen_encoder") for layer in layers]
-    if not all(isinstance(slot, _EncoderSlot) for slot in slots):
-        return False
-    return all(slot.settings == slots[0].settings for slot in slots)
+    return isinstance(slots[0], _EncoderSlot) and all(slots[0].shares_states(s) for s in slots)

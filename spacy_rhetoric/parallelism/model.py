@@ -15,7 +15,6 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v2, torch2xp, xp2torch
 from thinc.types import Floats2d
 
-from ..encoders.vectors import encoder_states, mix_states, same_states
 from .features import N_FEATURES, batch_repetition_features
 from .network import EnsembleNetwork, ParallelismNetwork
 
@@ -138,11 +137,15 @@ def init(model: Model, X: Optional[InT] = None, Y: Any = None) -> None:
 def member_vectors(
     tok2vecs: List[Model], docs: List[Doc], is_train: bool
 ) -> List[Tuple[List[Floats2d], Callable]]:
-    """Each member's token vectors and backprop; members over one frozen encoder
-    share its states (computed once)."""
-    if len(tok2vecs) > 1 and same_states(tok2vecs):
-        states = encoder_states(tok2vecs[0], docs)
-        return [mix_states(tok2vec, states, is_train) for tok2vec in tok2vecs]
+    """Each member's token vectors and backprop. Members over one frozen encoder (an
+    ``EncoderVectors`` layer's slot says whether another layer reads the same states)
+    share its states, computed once."""
+    slots = [tok2vec.attrs.get("frozen_encoder") for tok2vec in tok2vecs]
+    if len(tok2vecs) > 1 and all(
+        hasattr(slots[0], "shares_states") and slots[0].shares_states(slot) for slot in slots
+    ):
+        states = slots[0].states(tok2vecs[0], docs)
+        return [slot.mix(tok2vec, states, is_train) for slot, tok2vec in zip(slots, tok2vecs)]
     return [tok2vec(docs, is_train) for tok2vec in tok2vecs]
 
 
