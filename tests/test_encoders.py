@@ -458,7 +458,12 @@ def test_ensemble_members_share_the_encoder_states(encoder_dir, monkeypatch):
         "layers": [6, 12],
         "cache_tokens": 0,
     }
-    model = {"hidden_width": 16, "members": 3, "tok2vec": tok2vec}
+    model = {
+        "@architectures": "spacy-rhetoric.ParallelismTagger.v2",
+        "hidden_width": 16,
+        "members": 3,
+        "tok2vec": tok2vec,
+    }
     tagger = nlp.add_pipe("parallelism_tagger", config={"model": model})
     text = "ex toto corde suo et ex tota anima sua et ex tota mente sua ."
     reference = nlp.make_doc(text)

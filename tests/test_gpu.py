@@ -108,7 +108,9 @@ def _train_parallelism_on_gpu(tmp_path, tok2vec: dict, members: int = 1) -> List
     """
     fix_random_seed(0)
     nlp = spacy.blank("la")
-    model = {**SMALL_MODEL, "tok2vec": tok2vec, "members": members}
+    model = {**SMALL_MODEL, "tok2vec": tok2vec}
+    if members > 1:
+        model.update({"@architectures": "spacy-rhetoric.ParallelismTagger.v2", "members": members})
     nlp.add_pipe("parallelism_tagger", config={"model": model})
     examples = parallelism_examples(nlp)
     optimizer = nlp.initialize(lambda: examples)

@@ -10,7 +10,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_parallelism_component import SMALL_MODEL, TEXTS, make_examples
-from thinc.api import fix_random_seed
+from thinc.api import ConfigValidationError, fix_random_seed
 from typer.testing import CliRunner
 
 from spacy_rhetoric import get_parallelisms
@@ -68,7 +68,9 @@ def test_an_assembled_ensemble_round_trips(pipelines, tmp_path):
     ensemble = assemble(pipelines)
     tagger = ensemble.get_pipe("parallelism_tagger")
     assert tagger.cfg["outside_penalty"] == 0.5  # the members' mean
-    assert ensemble.config["components"]["parallelism_tagger"]["model"]["members"] == 2
+    model_config = ensemble.config["components"]["parallelism_tagger"]["model"]
+    assert model_config["members"] == 2
+    assert model_config["@architectures"] == "spacy-rhetoric.ParallelismTagger.v2"
     # each member keeps its own weights, its tok2vec's included
     for member, source in zip(head(ensemble).members, pipelines, strict=True):
         for (name, a), b in zip(member.state_dict().items(), head(source).state_dict().values()):
@@ -90,7 +92,10 @@ def test_an_assembled_ensemble_round_trips(pipelines, tmp_path):
 def test_members_trained_together_each_learn(tmp_path):
     fix_random_seed(0)
     nlp = spacy.blank("la")
-    nlp.add_pipe("parallelism_tagger", config={"model": {**LINKED, "members": 2}})
+    with pytest.raises(ConfigValidationError):  # a released architecture keeps its arguments
+        spacy.blank("la").add_pipe("parallelism_tagger", config={"model": {**LINKED, "members": 2}})
+    model = {**LINKED, "@architectures": "spacy-rhetoric.ParallelismTagger.v2", "members": 2}
+    nlp.add_pipe("parallelism_tagger", config={"model": model})
     examples = make_examples(nlp)
     optimizer = nlp.initialize(lambda: examples)
     network = head(nlp)

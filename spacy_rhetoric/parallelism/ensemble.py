@@ -62,7 +62,9 @@ def assemble(pipelines: Sequence[Language], component: str = "parallelism_tagger
                     f"first's in {key!r}"
                 )
     config = pipelines[0].config.copy()
-    config["components"][component]["model"]["members"] = len(pipelines)
+    model_config = config["components"][component]["model"]
+    model_config["@architectures"] = "spacy-rhetoric.ParallelismTagger.v2"
+    model_config["members"] = len(pipelines)
     nlp = load_model_from_config(config, auto_fill=True, validate=True)
     nlp.meta.update(copy.deepcopy(pipelines[0].meta))
     tagger = nlp.get_pipe(component)

@@ -35,9 +35,35 @@ def build_parallelism_tagger(
     attention_heads: int = 0,
     linker_width: int = 0,
     max_back: int = 8,
+) -> Model[InT, Any]:
+    """Build the parallelism tagger model: one head (``ParallelismTagger.v2`` with
+    ``members = 1``; the arguments are v2's)."""
+    return build_parallelism_ensemble(
+        tok2vec,
+        hidden_width,
+        depth,
+        dropout,
+        repetition_features,
+        attention_heads,
+        linker_width,
+        max_back,
+        members=1,
+    )
+
+
+@registry.architectures("spacy-rhetoric.ParallelismTagger.v2")
+def build_parallelism_ensemble(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    hidden_width: int = 128,
+    depth: int = 1,
+    dropout: float = 0.2,
+    repetition_features: bool = True,
+    attention_heads: int = 0,
+    linker_width: int = 0,
+    max_back: int = 8,
     members: int = 1,
 ) -> Model[InT, Any]:
-    """Build the parallelism tagger model.
+    """Build the parallelism tagger model, with one head or an ensemble of heads.
 
     tok2vec (Model[List[Doc], List[Floats2d]]): the token-to-vector layer.
     hidden_width (int): BiLSTM width per direction (0: no encoder; the emission
@@ -61,7 +87,7 @@ def build_parallelism_tagger(
         path of each doc, "branches": with a linker, the chosen antecedents}.
     """
     if members < 1:
-        raise ValueError(f"ParallelismTagger.v1: members must be >= 1, got {members}")
+        raise ValueError(f"ParallelismTagger.v2: members must be >= 1, got {members}")
     # copied before any weights exist: each member gets its own layer mix or tok2vec
     tok2vecs = [tok2vec] + [tok2vec.copy() for _ in range(members - 1)]
     refs = {member_ref(m): layer for m, layer in enumerate(tok2vecs)}
