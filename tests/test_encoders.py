@@ -472,6 +472,8 @@ def test_ensemble_members_share_the_encoder_states(encoder_dir, monkeypatch):
     optimizer = nlp.initialize(lambda: examples)
     tok2vecs = member_tok2vecs(tagger.model)
     assert len(tok2vecs) == 3 and same_states(tok2vecs)
+    # one encoder (tokenizer, cache) for all members, not one loaded per member
+    assert all(t.attrs["frozen_encoder"] is tok2vecs[0].attrs["frozen_encoder"] for t in tok2vecs)
     calls = []
     states = FrozenEncoder.states
     monkeypatch.setattr(

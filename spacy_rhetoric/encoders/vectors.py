@@ -88,6 +88,12 @@ class _EncoderSlot:
         self.settings = settings
         self.encoder: Optional[FrozenEncoder] = None
 
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "_EncoderSlot":
+        # the encoder is frozen and its settings fixed: copies of the layer (an
+        # ensemble's members, made by Model.copy) share it, its tokenizer and its cache
+        # instead of loading one each (about 250 MB per copy)
+        return self
+
     def shares_states(self, other: Any) -> bool:
         """RETURNS (bool): whether a layer with the slot ``other`` reads the same
         encoder states (the same settings), so one ``states`` call serves both. An
