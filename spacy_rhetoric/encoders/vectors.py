@@ -91,14 +91,9 @@ class _EncoderSlot:
     def __deepcopy__(self, memo: Dict[int, Any]) -> "_EncoderSlot":
         # the encoder is frozen and its settings fixed: copies of the layer (an
         # ensemble's members, made by Model.copy) share it, its tokenizer and its cache
-        # instead of loading one each (about 250 MB per copy)
+        # instead of loading one each (about 250 MB per copy); layers with one slot read
+        # the same states, so an ensemble computes them once (``states``, ``mix``)
         return self
-
-    def shares_states(self, other: Any) -> bool:
-        """RETURNS (bool): whether a layer with the slot ``other`` reads the same
-        encoder states (the same settings), so one ``states`` call serves both. An
-        ensemble's members (``parallelism_tagger`` with ``members`` > 1) ask this."""
-        return isinstance(other, _EncoderSlot) and other.settings == self.settings
 
     @staticmethod
     def states(model: Model, docs: List[Doc]) -> List[numpy.ndarray]:
@@ -418,10 +413,3 @@ def pool_tokens(
         missing = ~covered & (source < n_tokens)
         out[missing] = out[source[missing]]
     return out
-
-
-def same_states(layers: Sequence[Model]) -> bool:
-    """RETURNS (bool): whether the layers are all EncoderVectors with the same encoder
-    settings, i.e. whether one layer's ``encoder_states`` serve them all."""
-    slots = [layer.attrs.get("frozen_encoder") for layer in layers]
-    return isinstance(slots[0], _EncoderSlot) and all(slots[0].shares_states(s) for s in slots)

@@ -4,7 +4,7 @@ transition and link scores (see ``network.EnsembleNetwork``). Seeds of one recip
 disagree a lot on ASP; their ensemble is steadier than any one of them."""
 
 import copy
-from typing import List, Sequence
+from typing import Sequence
 
 from spacy.language import Language
 from spacy.util import load_model_from_config
@@ -75,21 +75,9 @@ def assemble(pipelines: Sequence[Language], component: str = "parallelism_tagger
     tagger.model.initialize()
     ensemble = tagger.model.get_ref("head").shims[0]._model
     for m, (source, target) in enumerate(zip(taggers, member_tok2vecs(tagger.model), strict=True)):
-        _copy_params(source.model.get_ref("tok2vec"), target)
+        # thinc's own serialization of the layer tree (params and shims); the frozen
+        # encoder itself is no parameter and is shared
+        target.from_bytes(source.model.get_ref("tok2vec").to_bytes())
         network = source.model.get_ref("head").shims[0]._model
         ensemble.members[m].load_state_dict(network.state_dict())
     return nlp
-
-
-def _copy_params(source, target) -> None:
-    """Copy the thinc parameters of ``source``'s layers into ``target``'s (same tree)."""
-    sources: List = list(source.walk())
-    targets: List = list(target.walk())
-    if len(sources) != len(targets):
-        raise ValueError("parallelism ensemble: the members' tok2vec layers differ")
-    for a, b in zip(sources, targets, strict=True):
-        for name in a.param_names:
-            if a.has_param(name):
-                b.set_param(name, a.ops.xp.array(a.get_param(name), copy=True))
-        for shim_a, shim_b in zip(a.shims, b.shims, strict=True):
-            shim_b.from_bytes(shim_a.to_bytes())

@@ -163,15 +163,13 @@ def init(model: Model, X: Optional[InT] = None, Y: Any = None) -> None:
 def member_vectors(
     tok2vecs: List[Model], docs: List[Doc], is_train: bool
 ) -> List[Tuple[List[Floats2d], Callable]]:
-    """Each member's token vectors and backprop. Members over one frozen encoder (an
-    ``EncoderVectors`` layer's slot says whether another layer reads the same states)
-    share its states, computed once."""
-    slots = [tok2vec.attrs.get("frozen_encoder") for tok2vec in tok2vecs]
-    if len(tok2vecs) > 1 and all(
-        hasattr(slots[0], "shares_states") and slots[0].shares_states(slot) for slot in slots
-    ):
-        states = slots[0].states(tok2vecs[0], docs)
-        return [slot.mix(tok2vec, states, is_train) for slot, tok2vec in zip(slots, tok2vecs)]
+    """Each member's token vectors and backprop. Copies of an ``EncoderVectors`` layer
+    share its frozen encoder's slot, so the members compute its states once."""
+    slot = tok2vecs[0].attrs.get("frozen_encoder")
+    if len(tok2vecs) > 1 and slot is not None:
+        if all(tok2vec.attrs.get("frozen_encoder") is slot for tok2vec in tok2vecs):
+            states = slot.states(tok2vecs[0], docs)
+            return [slot.mix(tok2vec, states, is_train) for tok2vec in tok2vecs]
     return [tok2vec(docs, is_train) for tok2vec in tok2vecs]
 
 
@@ -218,14 +216,15 @@ def _convert_inputs(
     # reads the members' inputs stacked, [M, B, T, nI].
     X, gold, keys, penalty = inputs
     lengths = [len(x) for x in X[0]]
-    padded = model.ops.xp.stack([model.ops.pad(member_X) for member_X in X])  # [M, B, T, nI]
     single = len(X) == 1
+    if single:
+        padded = model.ops.pad(X[0])  # [B, T, nI]
+    else:
+        padded = model.ops.xp.stack([model.ops.pad(member_X) for member_X in X])
     # onto the network's own device, not the current ops' default: a pipeline loaded on
     # the CPU keeps working after spacy.prefer_gpu()
-    x = xp2torch(
-        padded[0] if single else padded, requires_grad=is_train, device=model.shims[0].device
-    )
-    positions = torch.arange(padded.shape[2], device=x.device)
+    x = xp2torch(padded, requires_grad=is_train, device=model.shims[0].device)
+    positions = torch.arange(padded.shape[-2], device=x.device)
     mask = positions[None, :] < torch.as_tensor(lengths, device=x.device)[:, None]  # [B, T]
     kwargs: Dict[str, Any] = {"keys": keys, "outside_penalty": penalty}
     if gold is not None:
