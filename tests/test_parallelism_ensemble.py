@@ -150,6 +150,45 @@ def test_cli_ensemble_saves_a_pipeline_and_fails_in_one_line(pipelines, tmp_path
     assert "Traceback" not in result.output and ">= 2 pipelines" in result.output
 
 
+def test_float16_weights_halve_the_file_and_load_rounded(pipelines, tmp_path):
+    full = assemble(pipelines)
+    half = assemble(pipelines, weights_dtype="float16")
+    full.to_disk(tmp_path / "full")
+    half.to_disk(tmp_path / "half")
+    size = {
+        name: (tmp_path / name / "parallelism_tagger" / "model").stat().st_size
+        for name in ("full", "half")
+    }
+    # the heads' floating-point weights take 2 bytes instead of 4 (the tok2vec is thinc's)
+    head_bytes = sum(
+        w.numel() * 4 for w in head(full).state_dict().values() if w.is_floating_point()
+    )
+    assert size["full"] - size["half"] > 0.45 * head_bytes
+    loaded = spacy.load(tmp_path / "half")
+    assert loaded.get_pipe("parallelism_tagger").cfg["weights_dtype"] == "float16"
+    # every floating-point weight loads into float32, rounded to float16's precision
+    for name, weight in head(half).state_dict().items():
+        got = head(loaded).state_dict()[name]
+        assert got.dtype == weight.dtype, name
+        expected = weight.half().float() if weight.is_floating_point() else weight
+        assert torch.equal(got, expected), name
+    # a pipeline saved again keeps its precision (no float32 copy of rounded weights)
+    loaded.to_disk(tmp_path / "again")
+    again = (tmp_path / "again" / "parallelism_tagger" / "model").stat().st_size
+    assert again == size["half"]
+    assert found(spacy.load(tmp_path / "full")) == found(full)
+    with pytest.raises(ValueError, match="weights_dtype 'float64' is not one of"):
+        assemble(pipelines, weights_dtype="float64")
+
+
+def test_a_bad_weights_dtype_in_a_saved_pipeline_names_the_file(pipelines, tmp_path):
+    pipelines[0].to_disk(tmp_path / "pipeline")
+    cfg = tmp_path / "pipeline" / "parallelism_tagger" / "cfg"
+    cfg.write_text(cfg.read_text().replace('"labels"', '"weights_dtype":"int4","labels"', 1))
+    with pytest.raises(ValueError, match=r"parallelism_tagger/model: .*weights_dtype 'int4'"):
+        spacy.load(tmp_path / "pipeline")
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     n_members=st.integers(1, 3),

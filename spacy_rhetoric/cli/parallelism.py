@@ -86,6 +86,9 @@ def parallelism_tune_cli(
 def parallelism_ensemble_cli(
     output_model: Path = Arg(..., help="Where to save the ensemble pipeline"),
     models: List[Path] = Arg(..., help="Two or more trained pipelines of one recipe", exists=True),
+    weights_dtype: str = Opt(
+        "float32", "--weights-dtype", help="Save the heads in float32 or float16 (half the size)"
+    ),
 ):
     """Save one pipeline whose parallelism tagger decodes the given taggers together
     (their emission, transition and link scores averaged). Retune its outside_penalty
@@ -95,7 +98,7 @@ def parallelism_ensemble_cli(
 
     pipelines = [load_pipeline(model) for model in models]
     try:
-        nlp = assemble(pipelines)
+        nlp = assemble(pipelines, weights_dtype=weights_dtype)
     except ValueError as err:
         msg.fail(str(err), exits=1)
     nlp.to_disk(output_model)

@@ -25,7 +25,7 @@ from ..corpora.parallelisms import (
     set_parallelisms,
 )
 from .linker import KIND_END, KIND_FIRST, KIND_INSIDE, KIND_LATER, KIND_OUTSIDE, Branch
-from .model import with_torch_averages
+from .model import set_weights_dtype, with_torch_averages
 from .tag_codec import decode_strata, encode_strata
 from .tag_constraints import transition_constraints
 from .tags import BEGIN, END, LINKED_BEGIN, OUTSIDE, TagScheme, join_link, parse_tag, split_link
@@ -679,6 +679,7 @@ class ParallelismTagger(TrainablePipe):
             self._setup_model()
             self.model.initialize()
         self.model.from_bytes(data)
+        set_weights_dtype(self.model, self.cfg.get("weights_dtype", "float32"))
 
 
 def _branch_vectors(

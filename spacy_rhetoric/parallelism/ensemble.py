@@ -9,7 +9,7 @@ from typing import Sequence
 from spacy.language import Language
 from spacy.util import load_model_from_config
 
-from .model import member_tok2vecs
+from .model import member_tok2vecs, set_weights_dtype
 
 # settings of the tagger that its members must share
 SHARED_SETTINGS = (
@@ -24,7 +24,11 @@ SHARED_SETTINGS = (
 )
 
 
-def assemble(pipelines: Sequence[Language], component: str = "parallelism_tagger") -> Language:
+def assemble(
+    pipelines: Sequence[Language],
+    component: str = "parallelism_tagger",
+    weights_dtype: str = "float32",
+) -> Language:
     """Make one pipeline whose tagger decodes the taggers of ``pipelines`` together.
 
     pipelines (Sequence[Language]): >= 2 trained pipelines, each a parallelism tagger
@@ -34,6 +38,8 @@ def assemble(pipelines: Sequence[Language], component: str = "parallelism_tagger
         validation data: pass the tuned pipelines), where the members' potentials are
         averaged too.
     component (str): the tagger's name.
+    weights_dtype (str): the precision the heads are saved in ("float16": half the
+        size, each weight rounded to float16 when saved and loaded).
     RETURNS (Language): the new pipeline (not saved).
     """
     if len(pipelines) < 2:
@@ -73,6 +79,8 @@ def assemble(pipelines: Sequence[Language], component: str = "parallelism_tagger
     tagger.cfg["outside_penalty"] = sum(penalties) / len(penalties)
     tagger._setup_model()
     tagger.model.initialize()
+    set_weights_dtype(tagger.model, weights_dtype)
+    tagger.cfg["weights_dtype"] = weights_dtype
     ensemble = tagger.model.get_ref("head").shims[0]._model
     for m, (source, target) in enumerate(zip(taggers, member_tok2vecs(tagger.model), strict=True)):
         # thinc's own serialization of the layer tree (params and shims); the frozen
