@@ -191,6 +191,8 @@ def main() -> None:
                     args.grid,
                     "--output",
                     str(metrics["tune"]),
+                    "--gpu-id",
+                    args.gpu_id,
                 ],
                 log,
             )
@@ -207,6 +209,8 @@ def main() -> None:
                         str(out / "model-tuned"),
                         "--output",
                         str(metrics[split]),
+                        "--gpu-id",
+                        args.gpu_id,
                     ],
                     log,
                 )

