@@ -3,8 +3,8 @@
 # and cupy, no registry): the CUDA tests, the training-step timings of every parallelism
 # recipe (frozen, top-2 and top-4 adapted, all 12 layers) and of masked-language
 # pretraining, the shipped Latin model evaluated on the GPU, and one seed of the
-# full fine-tuning recipe within the time left. Needs .dev/ (benchmarks/gpu/README.md
-# says how to make it), corpus/asp and corpus/pse. GPU=-1 runs it all on the CPU.
+# full fine-tuning recipe within the time left. Needs .dev/ (`bash benchmarks/gpu/prepare.sh`
+# makes it), corpus/asp and corpus/pse. GPU=-1 runs it all on the CPU.
 # Results go to /tmp/gpu-results, packed into $OUT/results.tgz after every phase
 # (default .dev/out; a lent machine sends back at most 8 files).
 set -u -o pipefail
