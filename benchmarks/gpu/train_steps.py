@@ -16,22 +16,13 @@ import time
 from pathlib import Path
 
 import spacy
+import torch
 from spacy import util
 from spacy.cli._util import parse_config_overrides
 from spacy.schemas import ConfigSchemaTraining
 from spacy.training.initialize import init_nlp
 from spacy.util import registry, resolve_dot_names
 from thinc.api import require_cpu
-
-
-def synchronize() -> None:
-    try:
-        import torch
-
-        if torch.cuda.is_available():
-            torch.cuda.synchronize()
-    except ImportError:
-        pass
 
 
 def main() -> None:
@@ -59,6 +50,8 @@ def main() -> None:
     (train_corpus,) = resolve_dot_names(config, [T["train_corpus"]])
     optimizer = T["optimizer"]
     batcher = T["batcher"]
+    # the GPU's queued work is part of a step
+    synchronize = torch.cuda.synchronize if args.gpu_id >= 0 else (lambda: None)
     times, words = [], []
     step = 0
     while step < args.warmup + args.steps:
@@ -76,7 +69,7 @@ def main() -> None:
     result = {
         "label": args.label,
         "config": str(args.config),
-        "overrides": {k: v for k, v in overrides.items()},
+        "overrides": dict(overrides),
         "device": "gpu" if args.gpu_id >= 0 else "cpu",
         "gpu_name": _gpu_name() if args.gpu_id >= 0 else None,
         "init_seconds": init_seconds,
@@ -94,8 +87,6 @@ def main() -> None:
 
 
 def _gpu_name() -> str:
-    import torch
-
     return torch.cuda.get_device_name(0)
 
 
