@@ -32,7 +32,17 @@ fifth. On the other authors' index the packaged reranker never saw a positive li
 was trained against Virgil), so its score there is a transfer score; ``own_reranker_cv``
 is the same index's own cross-validated reranker for comparison.
 
+A reranker that transfers (``broad``): trained against an index of all ten source
+authors of Loci Similes (Cicero, Lucretius, Catullus, Virgil, Horace, Tibullus,
+Propertius, Ovid, Lucan, Martial: the full pool), so that it has seen, as negatives,
+the lines of other poets that share Virgil's diction. Both recipes (``virgil``: the
+packaged one; ``broad``) are cross-validated on grouped folds: per fold, trained
+without the fold's queries, exported with its fusion, and applied to the fold's queries
+on the Virgil index and on the five poets' (``<recipe>_reranker_cv``); trained on every
+link, the broad reranker also runs `analyze` on the two texts (``broad_reranker``).
+
     python benchmarks/intertext_false_links.py \
+        --broad-index training/intertext/full-index \
         --output benchmarks/results/intertext_false_links.json
 """
 
@@ -56,7 +66,7 @@ from spacy_rhetoric.intertext.folds import query_folds
 from spacy_rhetoric.intertext.index import EMBEDDINGS_FILE, IntertextIndex
 from spacy_rhetoric.intertext.link import link_segments, link_threshold
 from spacy_rhetoric.intertext.rerank import RERANKER_FILE, index_reranker
-from spacy_rhetoric.intertext.train import source_rows, train_reranker
+from spacy_rhetoric.intertext.train import export_reranker, source_rows, train_reranker
 from spacy_rhetoric.textio import text_chunks
 
 DATA = Path(os.environ.get("SPACY_RHETORIC_DATA", "../shared/data"))
@@ -65,6 +75,14 @@ SETTINGS = ("all_top_k", "default_threshold", "packaged_reranker")
 # cosine thresholds swept without a reranker (for information: not chosen on anything)
 COSINES = (0.80, 0.82, 0.84, 0.86, 0.88, 0.90, 0.92)
 INDEXES = {"virgil": "vergil", "others": "horace,ovid,lucretius,propertius,lucan"}
+# the broad index a reranker may be trained against: every source author of Loci Similes
+# (the full pool of `intertext evaluate --pool full`, project command index-intertext-full)
+BROAD_AUTHORS = "cicero,lucretius,catullus,vergil,horace,tibullus,propertius,ovid,lucan,martial"
+# rerankers trained per grouped fold and applied to the test fold's queries on each index
+RECIPES = {
+    "virgil": "trained against Virgil (the packaged recipe)",
+    "broad": "trained against all ten authors",
+}
 
 
 def paths(data: Path) -> Dict[str, Path]:
@@ -88,8 +106,8 @@ def build_index(path: Path, tesserae: Path, authors: str) -> Dict:
     return srsly.read_json(stats)
 
 
-def trained_copy(index_dir: Path, labels: Path, target: Path) -> Dict:
-    """A copy of the index (embeddings linked) with its own reranker trained on labels."""
+def index_copy(index_dir: Path, target: Path) -> Path:
+    """A copy of the index without its reranker (the embeddings linked, not copied)."""
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
@@ -98,7 +116,47 @@ def trained_copy(index_dir: Path, labels: Path, target: Path) -> Dict:
             (target / item.name).symlink_to(item.resolve())
         elif item.is_file() and item.name != RERANKER_FILE:
             shutil.copy(item, target / item.name)
-    return train_reranker(labels, target, K)
+    return target
+
+
+def trained_copy(index_dir: Path, labels: Path, target: Path) -> Dict:
+    """A copy of the index with its own reranker trained on labels."""
+    return train_reranker(labels, index_copy(index_dir, target), K)
+
+
+def with_reranker(index_dir: Path, reranker_file: Path, target: Path) -> Path:
+    """A copy of the index whose own reranker is ``reranker_file`` (an exported one: it
+    carries its fusion, which the index then takes on)."""
+    shutil.copy(reranker_file, index_copy(index_dir, target) / RERANKER_FILE)
+    return target
+
+
+def exported_reranker(index_dir: Path, labels: Path, workdir: Path, output: Path) -> Path:
+    """Train a reranker on ``labels`` against the index (as `intertext train --export`)
+    and write it to ``output``."""
+    copy = workdir / f"{output.stem}-index"
+    summary = trained_copy(index_dir, labels, copy)
+    export_reranker(copy, output, summary)
+    shutil.rmtree(copy)
+    return output
+
+
+def fold_labels(labels: Path, workdir: Path) -> Dict[int, Path]:
+    """labels.csv without each grouped fold's queries (the training links of that fold)."""
+    _, _, links = read_links(labels)
+    fold_of = {q: min(f) for q, f in query_folds(links, "grouped").items()}
+    query_of = {link.pair_id: link.query for link in links}
+    with open(labels, newline="", encoding="utf-8") as file_:
+        reader = csv.DictReader(file_)
+        fields, rows = reader.fieldnames, list(reader)
+    out = {}
+    for fold in sorted(set(fold_of.values())):
+        out[fold] = workdir / f"labels-train-{fold}.csv"
+        with open(out[fold], "w", newline="", encoding="utf-8") as file_:
+            writer = csv.DictWriter(file_, fieldnames=fields)
+            writer.writeheader()
+            writer.writerows(r for r in rows if fold_of[query_of[int(r["pair_id"])]] != fold)
+    return out
 
 
 def analyze_text(
@@ -205,8 +263,18 @@ def summary(counts: List[Dict]) -> Dict:
             "thresholds": [c.get("threshold") for c in counts]}  # fmt: skip
 
 
-def loci_similes(index_dir: Path, labels: Path, workdir: Path, cuts: Sequence[float]) -> Dict:
-    """Every setting on the Loci Similes links whose sources the index holds."""
+def loci_similes(
+    index_dir: Path,
+    labels: Path,
+    workdir: Path,
+    cuts: Sequence[float],
+    fold_rerankers: Optional[Dict[str, Dict[int, Path]]] = None,
+    broad: Optional[Path] = None,
+) -> Dict:
+    """Every setting on the Loci Similes links whose sources the index holds; with
+    ``fold_rerankers`` (recipe -> grouped fold -> exported reranker trained without that
+    fold), each recipe's cross-validated score on this index (``<recipe>_reranker_cv``);
+    with ``broad``, the broad reranker trained on every link (``broad_reranker``)."""
     query_text, source_text, links = read_links(labels)
     index = IntertextIndex.from_disk(index_dir)
     items: Dict[str, List[Set[int]]] = {}
@@ -244,10 +312,22 @@ def loci_similes(index_dir: Path, labels: Path, workdir: Path, cuts: Sequence[fl
         per_fold.append(link_counts(fold_dir, test, query_text, items, None, True))
         shutil.rmtree(fold_dir)
     out["own_reranker_cv"] = summary(per_fold)
+    if broad is not None:
+        copy = with_reranker(index_dir, broad, workdir / "broad-copy-index")
+        out["broad_reranker"] = summary([link_counts(copy, queries, query_text, items, None, True)])
+        shutil.rmtree(copy)
+    for recipe, by_fold in (fold_rerankers or {}).items():
+        per_fold = []
+        for fold, file in sorted(by_fold.items()):
+            copy = with_reranker(index_dir, file, workdir / f"{recipe}-fold{fold}-copy-index")
+            test = [q for q in queries if fold_of[q] == fold]
+            per_fold.append(link_counts(copy, test, query_text, items, None, True))
+            shutil.rmtree(copy)
+        out[f"{recipe}_reranker_cv"] = summary(per_fold)
     return out
 
 
-def main(output: Path, workdir: Path, data: Path) -> None:
+def main(output: Path, workdir: Path, data: Path, broad_index: Optional[Path] = None) -> None:
     files = paths(data)
     workdir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -255,6 +335,26 @@ def main(output: Path, workdir: Path, data: Path) -> None:
         name: build_index(workdir / f"{name}-index", files["tesserae"], authors)
         for name, authors in INDEXES.items()
     }
+    if broad_index is None:
+        built["all"] = build_index(workdir / "all-index", files["tesserae"], BROAD_AUTHORS)
+        broad_index = workdir / "all-index"
+    else:
+        built["all"] = {"reused": str(broad_index)}
+    # the rerankers: per grouped fold, each recipe trained without that fold's queries,
+    # and the broad one trained on every link (what would ship)
+    recipe_index = {"virgil": workdir / "virgil-index", "broad": broad_index}
+    train_csv = fold_labels(files["labels"], workdir)
+    fold_rerankers: Dict[str, Dict[int, Path]] = {}
+    for recipe, index_dir in recipe_index.items():
+        fold_rerankers[recipe] = {
+            fold: exported_reranker(
+                index_dir, csv_file, workdir, workdir / f"reranker-{recipe}-fold{fold}.json"
+            )
+            for fold, csv_file in train_csv.items()
+        }
+    broad = exported_reranker(
+        broad_index, files["labels"], workdir, workdir / "reranker-broad.json"
+    )
     virgil = workdir / "virgil-index"
     cuts = sorted(set(COSINES) | {built["virgil"]["default_threshold"]})
     cicero = read_tesserae([files["tesserae"] / "cicero.de_officiis.tess"]).segments
@@ -268,24 +368,35 @@ def main(output: Path, workdir: Path, data: Path) -> None:
             "all_top_k": analyze_text(virgil, text, -1.0, False, cuts),
             "default_threshold": analyze_text(virgil, text, None, False),
             "packaged_reranker": analyze_text(virgil, text, None, True),
+            "broad_reranker": analyze_text(
+                with_reranker(virgil, broad, workdir / "broad-virgil-index"), text, None, True
+            ),
         }
     for name in INDEXES:
         own_cuts = sorted(set(COSINES) | {built[name]["default_threshold"]})
         result["loci_similes"][name] = loci_similes(
-            workdir / f"{name}-index", files["labels"], workdir, own_cuts
+            workdir / f"{name}-index", files["labels"], workdir, own_cuts, fold_rerankers, broad
         )
     result["seconds"] = time.perf_counter() - started
     output.parent.mkdir(parents=True, exist_ok=True)
     srsly.write_json(output, result)
     print(f"wrote {output}")
-    for setting in SETTINGS + ("own_reranker_cv",):
+    result["broad_reranker"] = srsly.read_json(broad)
+    for setting in SETTINGS + (
+        "broad_reranker",
+        "own_reranker_cv",
+        "virgil_reranker_cv",
+        "broad_reranker_cv",
+    ):
         line = [setting]
         for name, by_setting in result["texts"].items():
             if setting in by_setting:
                 r = by_setting[setting]
                 line.append(f"{name} {r['links_per_100_sentences']:.1f} links per 100 sentences")
         for name, scores in result["loci_similes"].items():
-            s = scores[setting]
+            s = scores.get(setting)
+            if s is None:
+                continue
             line.append(
                 f"Loci Similes {name}: R {s['recall']:.3f} P {s['precision']:.3f} "
                 f"(all queries {s['precision_all_queries']:.3f})"
@@ -299,9 +410,15 @@ if __name__ == "__main__":
     parser.add_argument("--output", type=Path, default=default)
     parser.add_argument("--workdir", type=Path, help="For the indexes (default: a temporary one)")
     parser.add_argument("--data", type=Path, default=DATA, help="The data mirror or assets/")
+    parser.add_argument(
+        "--broad-index",
+        type=Path,
+        help="An index of the ten source authors to reuse (index-intertext-full's "
+        "training/intertext/full-index; default: built in the workdir, about 17 min)",
+    )
     args = parser.parse_args()
     if args.workdir is not None:
-        main(args.output, args.workdir, args.data)
+        main(args.output, args.workdir, args.data, args.broad_index)
     else:
         with tempfile.TemporaryDirectory() as tmp:
-            main(args.output, Path(tmp), args.data)
+            main(args.output, Path(tmp), args.data, args.broad_index)

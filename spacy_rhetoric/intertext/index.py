@@ -32,6 +32,7 @@ from .dense import (
     encode,
     load_encoder,
     prompt_prefix,
+    resolve_model_path,
     topk_inner,
 )
 from .lexical import LexicalIndex
@@ -42,6 +43,7 @@ META_FILE = "meta.json"
 SEGMENTS_FILE = "segments.jsonl"
 LEXICAL_FILE = "lexical.npz"
 EMBEDDINGS_FILE = "embeddings.npy"
+QUERY_ENCODER_DIR = "query_encoder"  # a query side tuned against this index (optional)
 CHANNELS = ("lexical", "dense")
 
 
@@ -81,6 +83,10 @@ class IntertextIndex:
         self.cfg = cfg
         self._encoder = encoder
         self.row_of = {seg_id: i for i, seg_id in enumerate(ids)}
+        # a query encoder tuned against this index (``query_encoder``): its folder, and
+        # the encoder once loaded; None: queries go through the bi-encoder as sources do
+        self.query_encoder_path: Optional[Path] = None
+        self._query_encoder: Any = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -109,6 +115,7 @@ class IntertextIndex:
         weights: Tuple[float, float] = (1.0, 1.0),
         rrf_k: float = 60.0,
         progress: bool = False,
+        split_words: Optional[int] = None,
     ) -> "IntertextIndex":
         """Build an index from source segments.
 
@@ -125,6 +132,8 @@ class IntertextIndex:
         weights (Tuple[float, float]): fusion weights of the lexical and dense channels.
         rrf_k (float): the reciprocal rank fusion constant.
         progress (bool): show progress bars.
+        split_words (Optional[int]): the lexical channel scores segments of more words by
+            their sentences (``lexical.segment_units``); None: every segment whole.
         RETURNS (IntertextIndex): the index.
         """
         ids = [seg_id for seg_id, _ in segments]
@@ -139,7 +148,7 @@ class IntertextIndex:
             seen[seg_id] = i
         timings: Dict[str, float] = {}
         start = time.perf_counter()
-        lexical = LexicalIndex.build(texts, kind)
+        lexical = LexicalIndex.build(texts, kind, split_words)
         timings["lexical_s"] = time.perf_counter() - start
         embeddings = None
         if model is None:
@@ -165,6 +174,7 @@ class IntertextIndex:
             ),
             "weights": list(weights),
             "rrf_k": rrf_k,
+            "split_words": split_words,
             "build_timings": timings,
         }
         return cls(ids, texts, lexical, embeddings, cfg, encoder)
@@ -219,17 +229,33 @@ class IntertextIndex:
             file = path / EMBEDDINGS_FILE
             if file.is_file():
                 embeddings = np.load(file, mmap_mode="r" if mmap else None)
-            return cls(ids, texts, lexical, embeddings, cfg)
+            index = cls(ids, texts, lexical, embeddings, cfg)
+            if embeddings is not None and (path / QUERY_ENCODER_DIR).is_dir():
+                index.query_encoder_path = path / QUERY_ENCODER_DIR
+            return index
         except (OSError, ValueError, KeyError, TypeError, EOFError) as err:
             raise ValueError(
                 f"intertext: {file} is not a readable index file ({type(err).__name__}: "
                 f"{err}); rebuild the index with 'python -m spacy_rhetoric intertext index'"
             ) from None
 
+    @property
+    def query_encoder(self) -> Any:
+        """The query encoder tuned against this index (loaded on first use), or None."""
+        if self._query_encoder is None and self.query_encoder_path is not None:
+            from .query_encoder import QueryEncoder
+
+            model_path = resolve_model_path(self.cfg["model"])
+            self._query_encoder = QueryEncoder.from_disk(self.query_encoder_path, model_path)
+        return self._query_encoder
+
     def encode_queries(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
         """texts (Sequence[str]): query texts.
-        RETURNS (np.ndarray): their unit vectors with this index's encoder.
+        RETURNS (np.ndarray): their unit vectors: by the query encoder tuned against this
+            index if it has one, else by its bi-encoder with the query prompt.
         """
+        if self.query_encoder is not None:
+            return self.query_encoder.encode(list(texts))
         return encode(self.encoder, texts, progress=progress, prompt_name=QUERY_PROMPT)
 
     def search(
@@ -291,8 +317,7 @@ class IntertextIndex:
             if len(rows) == 0:
                 results.append([])
                 continue
-            lex_scores = (q_lex[qi] @ self.lexical.matrix[rows].T).toarray().ravel()
-            lex_scores = lex_scores / self.lexical.norm[rows]
+            lex_scores = self.lexical.score_rows(q_lex[qi], rows)
             if q_vectors is not None:
                 block = np.asarray(self.embeddings[rows], dtype=np.float32)
                 dense_scores = block @ q_vectors[qi]

@@ -12,10 +12,17 @@ frequency of the distinct terms they share, divided by a mild length norm of s,
 ``sum_{t in q & s} idf(t) / (1 - b + b * len(s) / avglen)``. Per-pair features that need
 positions (Tesserae's rarity-over-distance score, shared bigrams) are in ``pair_features``
 of ``rerank.py``.
+
+Long segments (prose sections) can be scored by their parts: with ``split_words``, a
+segment of more words is cut into its sentences (*units*), each unit is scored as a
+segment of its own (its own length in the norm), and a segment's score is the best of its
+units'. A sentence-long query then meets the sentence it quotes on equal terms, where a
+whole section of 200 words would be divided by a length norm six times the average
+verse line's.
 """
 
 import re
-from typing import Dict, Iterable, List, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 from scipy import sparse
@@ -25,6 +32,7 @@ from ..corpora.latin import normalize_latin
 STEM_LENGTH = 5
 LENGTH_NORM = 0.3
 _WORD = re.compile(r"[a-z]+")
+_SENTENCE_END = re.compile(r"(?<=[.?!;:])\s+")
 # Inflectional endings, longest first (only stripped if >= 3 letters remain).
 _ENDINGS = tuple(
     sorted(
@@ -67,6 +75,17 @@ def terms(text: str, kind: str = "stem") -> List[str]:
     raise ValueError(f"intertext: unknown term kind '{kind}'; use 'stem' or 'form'")
 
 
+def segment_units(text: str, split_words: Optional[int]) -> List[str]:
+    """The units a segment is scored by: itself, or, when it has more than
+    ``split_words`` words, its sentences (split after . ? ! ; :).
+
+    RETURNS (List[str]): at least one unit.
+    """
+    if split_words is None or len(text.split()) <= split_words:
+        return [text]
+    return [part for part in _SENTENCE_END.split(text) if part.strip()] or [text]
+
+
 class LexicalIndex:
     """An inverted index of source segments over terms, scored by shared rarity."""
 
@@ -77,12 +96,24 @@ class LexicalIndex:
         matrix: sparse.csr_matrix,
         kind: str = "stem",
         length_norm: float = LENGTH_NORM,
+        unit_row: Optional[np.ndarray] = None,
+        split_words: Optional[int] = None,
     ):
         self.vocab = vocab
         self.df = df.astype(np.int64)
-        self.matrix = matrix.tocsr()  # (n_sources, n_terms) binary
+        self.matrix = matrix.tocsr()  # (n_units, n_terms) binary; a unit per segment unless split
         self.kind = kind
         self.length_norm = length_norm
+        self.split_words = split_words
+        # the segment (row) of each unit; None: every segment is one unit
+        self.unit_row = None if unit_row is None else np.asarray(unit_row, dtype=np.int64)
+        if self.unit_row is not None and len(self.unit_row) != self.matrix.shape[0]:
+            raise ValueError("intertext lexical index: units and their rows differ in number")
+        self.n_rows = (
+            self.matrix.shape[0]
+            if self.unit_row is None
+            else (int(self.unit_row[-1]) + 1 if len(self.unit_row) else 0)
+        )
         n = max(1, self.matrix.shape[0])
         self.idf = np.log((n + 1) / (self.df + 0.5)).astype(np.float32)
         lengths = np.asarray(self.matrix.sum(axis=1)).ravel().astype(np.float32)
@@ -90,28 +121,71 @@ class LexicalIndex:
         self.norm = (1.0 - length_norm + length_norm * lengths / max(mean, 1.0)).astype(np.float32)
 
     @classmethod
-    def build(cls, texts: Iterable[str], kind: str = "stem") -> "LexicalIndex":
+    def build(
+        cls, texts: Iterable[str], kind: str = "stem", split_words: Optional[int] = None
+    ) -> "LexicalIndex":
         """texts (Iterable[str]): the source segments.
         kind (str): "stem" or "form".
+        split_words (Optional[int]): score segments of more words by their sentences
+            (``segment_units``); None: every segment whole.
         RETURNS (LexicalIndex): the index.
         """
         vocab: Dict[str, int] = {}
         indptr = [0]
         indices: List[int] = []
-        for text in texts:
-            ids = {vocab.setdefault(t, len(vocab)) for t in terms(text, kind)}
-            indices.extend(sorted(ids))
-            indptr.append(len(indices))
+        unit_row: List[int] = []
+        for row, text in enumerate(texts):
+            for unit in segment_units(text, split_words):
+                ids = {vocab.setdefault(t, len(vocab)) for t in terms(unit, kind)}
+                indices.extend(sorted(ids))
+                indptr.append(len(indices))
+                unit_row.append(row)
         data = np.ones(len(indices), dtype=np.float32)
         matrix = sparse.csr_matrix(
             (data, np.asarray(indices, dtype=np.int64), np.asarray(indptr, dtype=np.int64)),
             shape=(len(indptr) - 1, len(vocab)),
         )
         df = np.bincount(matrix.indices, minlength=len(vocab))
-        return cls(vocab, df, matrix, kind)
+        split = split_words is not None and len(unit_row) != unit_row[-1] + 1 if unit_row else False
+        rows = np.asarray(unit_row, dtype=np.int64) if split else None
+        return cls(vocab, df, matrix, kind, unit_row=rows, split_words=split_words)
 
     def __len__(self) -> int:
-        return self.matrix.shape[0]
+        """The number of segments (rows), whatever the number of units."""
+        return self.n_rows
+
+    def _best_per_row(self, units: np.ndarray, vals: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """Units' scores to their rows' (the best unit of each row)."""
+        if self.unit_row is None:
+            return units, vals
+        order = np.lexsort((units, -vals))
+        rows = self.unit_row[units[order]]
+        _, first = np.unique(rows, return_index=True)
+        return rows[first], vals[order][first]
+
+    def score_rows(self, query: sparse.csr_matrix, rows: np.ndarray) -> np.ndarray:
+        """The scores of given segments for one query (a row of ``query_matrix``).
+
+        RETURNS (np.ndarray): (len(rows),) float32.
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        if self.unit_row is None:
+            scores = (query @ self.matrix[rows].T).toarray().ravel()
+            return (scores / self.norm[rows]).astype(np.float32)
+        starts = np.searchsorted(self.unit_row, rows, side="left")
+        ends = np.searchsorted(self.unit_row, rows, side="right")
+        units = (
+            np.concatenate([np.arange(a, b) for a, b in zip(starts, ends)])
+            if len(rows)
+            else np.zeros(0, np.int64)
+        )
+        unit_scores = (query @ self.matrix[units].T).toarray().ravel() / self.norm[units]
+        out = np.zeros(len(rows), dtype=np.float32)
+        i = 0
+        for j, (a, b) in enumerate(zip(starts, ends)):
+            out[j] = unit_scores[i : i + b - a].max() if b > a else 0.0
+            i += b - a
+        return out
 
     def term_idf(self, term: str) -> float:
         """The idf of a term (terms unseen in the sources get the maximum idf)."""
@@ -155,7 +229,7 @@ class LexicalIndex:
                 lo, hi = scores.indptr[row], scores.indptr[row + 1]
                 cols = scores.indices[lo:hi]
                 vals = scores.data[lo:hi] / self.norm[cols]
-                results.append(_top(cols, vals, k))
+                results.append(_top(*self._best_per_row(cols, vals), k))
         return results
 
     def to_arrays(self) -> Dict[str, np.ndarray]:
@@ -167,6 +241,12 @@ class LexicalIndex:
             "df": self.df,
             "terms": np.asarray(terms_sorted, dtype=object).astype(str),
             "params": np.asarray([self.length_norm], dtype=np.float64),
+            **({"unit_row": self.unit_row} if self.unit_row is not None else {}),
+            **(
+                {"split_words": np.asarray([self.split_words])}
+                if self.split_words is not None
+                else {}
+            ),
         }
 
     @classmethod
@@ -178,7 +258,12 @@ class LexicalIndex:
             (np.ones(len(indices), dtype=np.float32), indices, arrays["indptr"]),
             shape=(len(arrays["indptr"]) - 1, len(vocab)),
         )
-        return cls(vocab, arrays["df"], matrix, kind, float(arrays["params"][0]))
+        unit_row = arrays.get("unit_row")
+        split = arrays.get("split_words")
+        return cls(
+            vocab, arrays["df"], matrix, kind, float(arrays["params"][0]), unit_row,
+            int(split[0]) if split is not None else None,
+        )  # fmt: skip
 
 
 def _top(cols: np.ndarray, vals: np.ndarray, k: int) -> Tuple[np.ndarray, np.ndarray]:

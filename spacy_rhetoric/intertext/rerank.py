@@ -322,8 +322,9 @@ RERANKER_FILE = "reranker.json"  # in an index directory, or a component's
 
 
 # rerankers that ship with the package, trained by `intertext train --export` on the Loci
-# Similes links against an index of Virgil (project command train-intertext-rerankers):
-# one for each index kind they fit (their features include the dense channel's scores)
+# Similes links (project command train-intertext-rerankers): multilingual-e5-small against
+# an index of all ten source authors, lexical-only against an index of Virgil; one for
+# each index kind they fit (their features include the dense channel's scores)
 PACKAGED_DIR = Path(__file__).resolve().parent.parent / "data" / "intertext"
 PACKAGED_RERANKERS = {
     "multilingual-e5-small": "reranker-multilingual-e5-small.json",

@@ -1,15 +1,21 @@
 """Train the feature reranker of an index on gold links and store it in the index."""
 
+import shutil
+import time
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Dict, List, Set
+from typing import Any, Dict, List, Optional, Set
 
 import numpy as np
 import srsly
 
 from ..corpora.loci_similes import convert_loci_similes
 from ..corpora.tesserae import loci_to_tesserae, verse_span
-from .index import FUSION_KS, META_FILE, IntertextIndex, choose_fusion
+from .benchmark import N_FOLDS
+from .index import FUSION_KS, META_FILE, QUERY_ENCODER_DIR, IntertextIndex, choose_fusion
 from .lexical import terms
+from .query_crossfit import out_of_fold_vectors
+from .query_encoder import QueryEncoder, QueryTraining
 from .rerank import RERANKER_FILE, FeatureReranker, pair_features
 
 
@@ -41,16 +47,32 @@ def source_rows(index: IntertextIndex, source_id: str, source_text: str) -> Set[
 
 
 def train_reranker(
-    labels: Path, index_dir: Path, k: int = 10, l2: float = 1.0, seed: int = 0, pool: int = 100
+    labels: Path,
+    index_dir: Path,
+    k: int = 10,
+    l2: float = 1.0,
+    seed: int = 0,
+    pool: int = 100,
+    query_training: Optional[QueryTraining] = None,
+    query_layers: int = 4,
 ) -> Dict[str, Any]:
     """Fit the reranker on gold links and write it to ``index_dir/reranker.json``; with a
     dense channel, first choose the fusion (dense weight and constant) on the gold queries
     as evaluation does on its training folds, and write it to ``meta.json``.
 
+    With ``query_training``, a query encoder is tuned against the index first
+    (``query_encoder``) and saved in ``index_dir/query_encoder``: the fusion and the
+    reranker are fitted on each query's vector from an encoder trained on the other
+    folds' links (``query_crossfit.out_of_fold_vectors``; the links' fold ids, each query
+    in the lowest), so they see the dense scores of unseen queries; the encoder saved is
+    then trained on every link.
+
     labels (Path): Loci Similes labels.csv, or a locisimiles-format folder.
     index_dir (Path): the index (its sources must hold the gold sources).
     k (int): candidates per query the reranker is trained and thresholded on.
     pool (int): candidates per channel before fusion.
+    query_training (Optional[QueryTraining]): tune a query encoder with these settings.
+    query_layers (int): its adapted top layers.
     RETURNS (Dict[str, Any]): a summary (queries, positives, threshold, unresolved).
     """
     from .evaluate import _inner_threshold
@@ -62,6 +84,7 @@ def train_reranker(
     gold: Dict[str, Set[int]] = {}
     items: Dict[str, List[Set[int]]] = {}
     n_links: Dict[str, int] = {}
+    fold_of: Dict[str, int] = {}
     unresolved = 0
     for split, docs in conversion.splits.items():
         if split == "sources":
@@ -70,6 +93,8 @@ def train_reranker(
             q = doc.user_data["seg_id"]
             query_text[q] = doc.text
             for link in doc.user_data["links"]:
+                if link.get("fold") is not None:
+                    fold_of[q] = min(fold_of.get(q, N_FOLDS), int(link["fold"]) % N_FOLDS)
                 if link["label"] != 1:
                     continue
                 rows = source_rows(index, link["source_id"], source_texts[link["source_id"]])
@@ -81,7 +106,19 @@ def train_reranker(
                 n_links[q] = n_links.get(q, 0) + 1
     queries = sorted(query_text)
     texts = [query_text[q] for q in queries]
+    query_summary: Any = None
+    stale = Path(index_dir) / QUERY_ENCODER_DIR
+    if query_training is None and stale.is_dir():
+        # the reranker is fitted to the vectors the index will give its queries: an
+        # encoder tuned before would give others
+        shutil.rmtree(stale)
+        index.query_encoder_path, index._query_encoder = None, None
+        query_summary = f"removed the query encoder trained before ({stale})"
     q_vectors = index.encode_queries(texts) if index.has_dense else None
+    if query_training is not None:
+        q_vectors, query_summary = _tune_query_encoder(
+            index, index_dir, queries, texts, gold, fold_of, query_training, query_layers
+        )
     if index.has_dense:
         # the fusion as in evaluation: chosen on the gold queries, kept in meta.json
         index.cfg["weights"], index.cfg["rrf_k"] = [1.0, 1.0], FUSION_KS[-1]
@@ -106,7 +143,62 @@ def train_reranker(
         "threshold": reranker.threshold,
         "k": k,
         "fusion": {"weights": index.cfg["weights"], "rrf_k": index.cfg["rrf_k"]},
+        **({"query_encoder": query_summary} if query_summary is not None else {}),
     }
+
+
+def _tune_query_encoder(
+    index: IntertextIndex,
+    index_dir: Path,
+    queries: List[str],
+    texts: List[str],
+    gold: Dict[str, Set[int]],
+    fold_of: Dict[str, int],
+    training: QueryTraining,
+    layers: int,
+):
+    """Out-of-fold query vectors for the fusion and the reranker, then the query
+    encoder trained on every link, saved in the index (see ``train_reranker``)."""
+    from .dense import resolve_model_path
+
+    if not index.has_dense:
+        raise ValueError(
+            "intertext train: --query-encoder needs an index with a dense channel (this one "
+            "is lexical-only)"
+        )
+    start = time.perf_counter()
+    encoder = QueryEncoder(
+        resolve_model_path(index.cfg["model"]),
+        layers,
+        index.cfg["max_seq_length"],
+        index.cfg.get("prompts", {}).get("query", ""),
+    )
+    states = dict(zip(queries, encoder.lower_states(texts)))
+    by_fold: List[List[str]] = [[] for _ in range(N_FOLDS)]
+    for i, q in enumerate(queries):
+        by_fold[fold_of.get(q, i % N_FOLDS)].append(q)
+    by_fold = [f for f in by_fold if f]
+    if len(by_fold) < 2:
+        raise ValueError("intertext train: --query-encoder needs gold links in 2 folds or more")
+    oof = out_of_fold_vectors(encoder, states, by_fold, gold, index.embeddings, training)
+    encoder.reset()
+    history = encoder.fit(
+        [states[q] for q in queries],
+        [gold.get(q, set()) for q in queries],
+        index.embeddings,
+        training,
+    )
+    encoder.to_disk(Path(index_dir) / QUERY_ENCODER_DIR)
+    index.query_encoder_path = Path(index_dir) / QUERY_ENCODER_DIR
+    index._query_encoder = encoder
+    summary = {
+        "trainable_layers": layers,
+        "training": asdict(training),
+        "final_losses": history["losses"],
+        "folds": len(by_fold),
+        "seconds": time.perf_counter() - start,
+    }
+    return np.stack([oof[q] for q in queries]), summary
 
 
 def export_reranker(index_dir: Path, output: Path, summary: Dict[str, Any]) -> Dict[str, Any]:
@@ -118,6 +210,11 @@ def export_reranker(index_dir: Path, output: Path, summary: Dict[str, Any]) -> D
     summary (Dict[str, Any]): ``train_reranker``'s summary.
     RETURNS (Dict[str, Any]): what was written.
     """
+    if isinstance(summary.get("query_encoder"), dict):
+        raise ValueError(
+            "intertext train: a reranker fitted to a query encoder tuned against this index "
+            "fits only this index; train without --query-encoder to export one"
+        )
     cfg = srsly.read_json(Path(index_dir) / META_FILE)
     data = srsly.read_json(Path(index_dir) / RERANKER_FILE)
     encoder = cfg["model"] if cfg.get("dim") else "no dense channel"
