@@ -268,13 +268,14 @@ def loci_similes(
     labels: Path,
     workdir: Path,
     cuts: Sequence[float],
-    fold_rerankers: Optional[Dict[str, Dict[int, Path]]] = None,
-    broad: Optional[Path] = None,
+    fold_rerankers: Dict[str, Dict[int, Path]],
+    broad: Path,
 ) -> Dict:
-    """Every setting on the Loci Similes links whose sources the index holds; with
-    ``fold_rerankers`` (recipe -> grouped fold -> exported reranker trained without that
-    fold), each recipe's cross-validated score on this index (``<recipe>_reranker_cv``);
-    with ``broad``, the broad reranker trained on every link (``broad_reranker``)."""
+    """Every setting on the Loci Similes links whose sources the index holds: each
+    recipe of ``fold_rerankers`` (recipe -> grouped fold -> exported reranker trained
+    without that fold; "own": trained against this index) cross-validated on this index
+    (``<recipe>_reranker_cv``), and the broad reranker trained on every link
+    (``broad_reranker``)."""
     query_text, source_text, links = read_links(labels)
     index = IntertextIndex.from_disk(index_dir)
     items: Dict[str, List[Set[int]]] = {}
@@ -293,30 +294,11 @@ def loci_similes(
     out["packaged_reranker"] = summary(
         [link_counts(index_dir, queries, query_text, items, None, True)]
     )
-    # the index's own reranker, grouped 5-fold: trained on four folds' links
+    copy = with_reranker(index_dir, broad, workdir / "broad-copy-index")
+    out["broad_reranker"] = summary([link_counts(copy, queries, query_text, items, None, True)])
+    shutil.rmtree(copy)
     fold_of = {q: min(f) for q, f in query_folds(links, "grouped").items()}
-    with open(labels, newline="", encoding="utf-8") as file_:
-        reader = csv.DictReader(file_)
-        fields, rows = reader.fieldnames, list(reader)
-    query_of = {link.pair_id: link.query for link in links}
-    per_fold = []
-    for fold in sorted(set(fold_of.values())):
-        train_csv = workdir / f"labels-train-{fold}.csv"
-        with open(train_csv, "w", newline="", encoding="utf-8") as file_:
-            writer = csv.DictWriter(file_, fieldnames=fields)
-            writer.writeheader()
-            writer.writerows(r for r in rows if fold_of[query_of[int(r["pair_id"])]] != fold)
-        fold_dir = workdir / f"fold{fold}-index"
-        trained_copy(index_dir, train_csv, fold_dir)
-        test = [q for q in queries if fold_of[q] == fold]
-        per_fold.append(link_counts(fold_dir, test, query_text, items, None, True))
-        shutil.rmtree(fold_dir)
-    out["own_reranker_cv"] = summary(per_fold)
-    if broad is not None:
-        copy = with_reranker(index_dir, broad, workdir / "broad-copy-index")
-        out["broad_reranker"] = summary([link_counts(copy, queries, query_text, items, None, True)])
-        shutil.rmtree(copy)
-    for recipe, by_fold in (fold_rerankers or {}).items():
+    for recipe, by_fold in fold_rerankers.items():
         per_fold = []
         for fold, file in sorted(by_fold.items()):
             copy = with_reranker(index_dir, file, workdir / f"{recipe}-fold{fold}-copy-index")
@@ -340,18 +322,20 @@ def main(output: Path, workdir: Path, data: Path, broad_index: Optional[Path] = 
         broad_index = workdir / "all-index"
     else:
         built["all"] = {"reused": str(broad_index)}
-    # the rerankers: per grouped fold, each recipe trained without that fold's queries,
-    # and the broad one trained on every link (what would ship)
-    recipe_index = {"virgil": workdir / "virgil-index", "broad": broad_index}
+    # the rerankers: per grouped fold, trained without that fold's queries against each
+    # index (its own) and against the broad one; and the broad one trained on every link
     train_csv = fold_labels(files["labels"], workdir)
-    fold_rerankers: Dict[str, Dict[int, Path]] = {}
-    for recipe, index_dir in recipe_index.items():
-        fold_rerankers[recipe] = {
+
+    def fold_rerankers(name: str, index_dir: Path) -> Dict[int, Path]:
+        return {
             fold: exported_reranker(
-                index_dir, csv_file, workdir, workdir / f"reranker-{recipe}-fold{fold}.json"
+                index_dir, csv_file, workdir, workdir / f"reranker-{name}-fold{fold}.json"
             )
             for fold, csv_file in train_csv.items()
         }
+
+    own = {name: fold_rerankers(name, workdir / f"{name}-index") for name in INDEXES}
+    broad_folds = fold_rerankers("broad", broad_index)
     broad = exported_reranker(
         broad_index, files["labels"], workdir, workdir / "reranker-broad.json"
     )
@@ -374,14 +358,15 @@ def main(output: Path, workdir: Path, data: Path, broad_index: Optional[Path] = 
         }
     for name in INDEXES:
         own_cuts = sorted(set(COSINES) | {built[name]["default_threshold"]})
+        # the packaged recipe is the one trained against Virgil
+        recipes = {"own": own[name], "virgil": own["virgil"], "broad": broad_folds}
         result["loci_similes"][name] = loci_similes(
-            workdir / f"{name}-index", files["labels"], workdir, own_cuts, fold_rerankers, broad
+            workdir / f"{name}-index", files["labels"], workdir, own_cuts, recipes, broad
         )
     result["seconds"] = time.perf_counter() - started
     output.parent.mkdir(parents=True, exist_ok=True)
     srsly.write_json(output, result)
     print(f"wrote {output}")
-    result["broad_reranker"] = srsly.read_json(broad)
     for setting in SETTINGS + (
         "broad_reranker",
         "own_reranker_cv",

@@ -319,6 +319,7 @@ def run_protocol(
             base_index = IntertextIndex.build(sources, model=settings.model)
             timings["index_s"] += time.perf_counter() - start
         query_encoder, states = _query_states(bench, settings, base_index, timings)
+        gold_rows = {q: set().union(*items) for q, items in gold.items()}
     for f in settings.folds if settings.folds is not None else range(N_FOLDS):
         fold = split_fold(bench, by_fold, f, settings.protocol, link_rows)
         index = fold_index(bench, settings, fold, base_index, timings)
@@ -326,7 +327,6 @@ def run_protocol(
             base_index = index
         vectors = None
         if query_encoder is not None:
-            gold_rows = {q: set().union(*items) for q, items in gold.items()}
             vectors = crossfit_vectors(
                 query_encoder, states, by_fold, gold_rows, f, index.embeddings,
                 settings.query_training, timings,
@@ -376,27 +376,20 @@ def run_protocol(
 def _query_states(
     bench: Benchmark,
     settings: ProtocolSettings,
-    index: Optional[IntertextIndex],
+    index: IntertextIndex,
     timings: Dict[str, float],
 ):
     """The query encoder of "query" mode over the index's encoder, and the lower
     layers' states of every query (computed once for all folds)."""
-    from .dense import resolve_model_path
-
     if settings.protocol != "grouped":
         raise ValueError(
             "intertext evaluate: --encoder query needs the grouped protocol (a shipped-fold "
             "query may be a test query and a training query at once); pass --protocol grouped"
         )
-    if index is None or not index.has_dense:
+    if not index.has_dense:
         raise ValueError("intertext evaluate: --encoder query needs an index with a dense channel")
     start = time.perf_counter()
-    encoder = QueryEncoder(
-        resolve_model_path(index.cfg["model"]),
-        settings.trainable_layers,
-        index.cfg["max_seq_length"],
-        index.cfg.get("prompts", {}).get("query", ""),
-    )
+    encoder = QueryEncoder.for_index(index.cfg, settings.trainable_layers)
     states = dict(zip(bench.query_ids, encoder.lower_states(bench.query_texts)))
     timings["query_states_s"] = time.perf_counter() - start
     return encoder, states

@@ -146,7 +146,8 @@ class LexicalIndex:
             shape=(len(indptr) - 1, len(vocab)),
         )
         df = np.bincount(matrix.indices, minlength=len(vocab))
-        split = split_words is not None and len(unit_row) != unit_row[-1] + 1 if unit_row else False
+        # no row map where no segment was split (the index reads as before)
+        split = len(unit_row) > (unit_row[-1] + 1 if unit_row else 0)
         rows = np.asarray(unit_row, dtype=np.int64) if split else None
         return cls(vocab, df, matrix, kind, unit_row=rows, split_words=split_words)
 
@@ -172,20 +173,15 @@ class LexicalIndex:
         if self.unit_row is None:
             scores = (query @ self.matrix[rows].T).toarray().ravel()
             return (scores / self.norm[rows]).astype(np.float32)
+        if len(rows) == 0:
+            return np.zeros(0, dtype=np.float32)
+        # the units of each row are consecutive, and every row has at least one
         starts = np.searchsorted(self.unit_row, rows, side="left")
-        ends = np.searchsorted(self.unit_row, rows, side="right")
-        units = (
-            np.concatenate([np.arange(a, b) for a, b in zip(starts, ends)])
-            if len(rows)
-            else np.zeros(0, np.int64)
-        )
+        counts = np.searchsorted(self.unit_row, rows, side="right") - starts
+        offsets = np.cumsum(counts) - counts
+        units = np.repeat(starts - offsets, counts) + np.arange(counts.sum())
         unit_scores = (query @ self.matrix[units].T).toarray().ravel() / self.norm[units]
-        out = np.zeros(len(rows), dtype=np.float32)
-        i = 0
-        for j, (a, b) in enumerate(zip(starts, ends)):
-            out[j] = unit_scores[i : i + b - a].max() if b > a else 0.0
-            i += b - a
-        return out
+        return np.maximum.reduceat(unit_scores, offsets).astype(np.float32)
 
     def term_idf(self, term: str) -> float:
         """The idf of a term (terms unseen in the sources get the maximum idf)."""

@@ -111,6 +111,22 @@ class QueryEncoder:
             p.requires_grad_(True)
         self.top.eval()
 
+    @classmethod
+    def for_index(cls, cfg: Dict[str, Any], trainable_layers: int = 4) -> "QueryEncoder":
+        """An untrained query encoder over an index's encoder, with its query prompt and
+        word-piece limit.
+
+        cfg (Dict[str, Any]): the index's settings (``IntertextIndex.cfg``).
+        """
+        from .dense import resolve_model_path
+
+        return cls(
+            resolve_model_path(cfg["model"]),
+            trainable_layers,
+            cfg["max_seq_length"],
+            cfg.get("prompts", {}).get("query", ""),
+        )
+
     def reset(self) -> None:
         """Put the adapted layers back to the base encoder's (untrained) weights."""
         n_layers = len(self.base.encoder.layer)
@@ -260,7 +276,7 @@ class QueryEncoder:
     def cfg(self) -> Dict[str, Any]:
         return {
             "format": FORMAT,
-            "model": self.base.config._name_or_path.rsplit("/", 1)[-1],
+            "model": Path(self.model_path).name,
             "n_layers": len(self.base.encoder.layer),
             "hidden_size": self.base.config.hidden_size,
             "trainable_layers": self.trainable_layers,

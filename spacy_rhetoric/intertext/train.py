@@ -112,7 +112,7 @@ def train_reranker(
         # the reranker is fitted to the vectors the index will give its queries: an
         # encoder tuned before would give others
         shutil.rmtree(stale)
-        index.query_encoder_path, index._query_encoder = None, None
+        index.query_encoder_path = None
         query_summary = f"removed the query encoder trained before ({stale})"
     q_vectors = index.encode_queries(texts) if index.has_dense else None
     if query_training is not None:
@@ -159,20 +159,13 @@ def _tune_query_encoder(
 ):
     """Out-of-fold query vectors for the fusion and the reranker, then the query
     encoder trained on every link, saved in the index (see ``train_reranker``)."""
-    from .dense import resolve_model_path
-
     if not index.has_dense:
         raise ValueError(
             "intertext train: --query-encoder needs an index with a dense channel (this one "
             "is lexical-only)"
         )
     start = time.perf_counter()
-    encoder = QueryEncoder(
-        resolve_model_path(index.cfg["model"]),
-        layers,
-        index.cfg["max_seq_length"],
-        index.cfg.get("prompts", {}).get("query", ""),
-    )
+    encoder = QueryEncoder.for_index(index.cfg, layers)
     states = dict(zip(queries, encoder.lower_states(texts)))
     by_fold: List[List[str]] = [[] for _ in range(N_FOLDS)]
     for i, q in enumerate(queries):
@@ -189,8 +182,6 @@ def _tune_query_encoder(
         training,
     )
     encoder.to_disk(Path(index_dir) / QUERY_ENCODER_DIR)
-    index.query_encoder_path = Path(index_dir) / QUERY_ENCODER_DIR
-    index._query_encoder = encoder
     summary = {
         "trainable_layers": layers,
         "training": asdict(training),
