@@ -70,6 +70,10 @@ class ModelSpec:
         data and pretrained weights, for the package's meta.
     requirements (Tuple[str, ...]): packages the pipeline needs besides spaCy (its
         package requires them).
+    precision (str): the ``precision`` its packaged config gives every frozen encoder
+        (``spacy-rhetoric.EncoderVectors.v1``): "auto" predicts in bfloat16 where the
+        CPU has it natively (trained in float32; the scores of both are measured);
+        "" keeps the trained config.
     """
 
     name: str
@@ -85,6 +89,7 @@ class ModelSpec:
     package: str = ""
     sources: Tuple[Tuple[str, str, str], ...] = ()
     requirements: Tuple[str, ...] = ()
+    precision: str = ""
 
 
 UD_LICENCE = "CC BY-NC-SA (UD Latin treebanks, non-commercial): not shipped"
@@ -153,6 +158,7 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
                 ),
                 E5,
             ),
+            precision="auto",
         ),
         ModelSpec(
             "parallelism-zh", "zh", "parallelism",
@@ -169,6 +175,7 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
                 ),
                 E5,
             ),
+            precision="auto",
         ),
         ModelSpec(
             "parallelism-xx", "xx", "parallelism",
@@ -193,6 +200,7 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
                 ),
                 E5,
             ),
+            precision="auto",
         ),
         ModelSpec(
             "intertext-la", "la", "intertext",
@@ -399,6 +407,8 @@ def package_model(name: str, output_dir: Path, version: Optional[str] = None) ->
     with tempfile.TemporaryDirectory(prefix=f"{name}-package-") as tmp:
         staged = Path(tmp) / "model"
         shutil.copytree(found, staged, ignore=shutil.ignore_patterns(BUILD_INFO))
+        if spec.precision:
+            set_encoder_precision(staged / "config.cfg", spec.precision)
         meta_path = Path(tmp) / "meta.json"
         meta_path.write_text(json.dumps(meta, indent=2), encoding="utf8")
         packages = Path(tmp) / "packages"
@@ -424,6 +434,37 @@ def package_model(name: str, output_dir: Path, version: Optional[str] = None) ->
             raise ModelError(f"{name}: building the wheel failed:\n" + "\n".join(tail))
     (wheel,) = list(output_dir.glob(f"{spec.package}-*.whl"))
     return wheel
+
+
+def set_encoder_precision(config_path: Path, precision: str) -> int:
+    """Give every frozen encoder (``spacy-rhetoric.EncoderVectors.v1``) in a
+    pipeline's config the ``precision`` it predicts with.
+
+    config_path (Path): the pipeline's config.cfg (rewritten).
+    precision (str): "float32", "bfloat16" or "auto" (checked when the pipeline loads:
+        ``encoders.vectors.check_precision``).
+    RETURNS (int): the encoders set.
+    RAISES ModelError: a config without a frozen encoder.
+    """
+    from thinc.api import Config
+
+    config = Config().from_disk(config_path, interpolate=False)
+    found = 0
+
+    def visit(node: object) -> None:
+        nonlocal found
+        if isinstance(node, dict):
+            if node.get("@architectures") == "spacy-rhetoric.EncoderVectors.v1":
+                node["precision"] = precision
+                found += 1
+            for value in node.values():
+                visit(value)
+
+    visit(config)
+    if not found:
+        raise ModelError(f"{config_path}: no frozen encoder (EncoderVectors.v1) to set")
+    config.to_disk(config_path)
+    return found
 
 
 def list_models(explicit: Optional[Mapping[str, Path]] = None) -> List[Dict[str, object]]:
@@ -540,6 +581,8 @@ def build_model(
         shutil.copytree(built, staged)
         if spec.keep:
             _keep_components(staged, spec.keep)
+        if spec.precision:  # it predicts as the package of the same model does
+            set_encoder_precision(staged / "config.cfg", spec.precision)
         info = {
             "name": name,
             "seconds": round(time.perf_counter() - start, 1),

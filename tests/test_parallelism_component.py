@@ -235,7 +235,7 @@ def test_spelling_reads_classical_text_as_the_model_was_trained(tmp_path):
     """With spelling "latin", nlp(text) on classical spelling (capitals, v, j) predicts
     what the respelled text gets; the doc keeps its own words; the setting survives
     to_disk/from_disk."""
-    from spacy_rhetoric.parallelism.component import respelled
+    from spacy_rhetoric.parallelism.reading import respelled
 
     fix_random_seed(0)
     nlp = make_nlp(n_strata=2, spelling="latin")
@@ -261,7 +261,7 @@ def test_spelling_reads_classical_text_as_the_model_was_trained(tmp_path):
 
 
 def test_branches_never_begin_or_end_with_a_line_break():
-    from spacy_rhetoric.parallelism.component import trim_spaces
+    from spacy_rhetoric.parallelism.reading import trim_spaces
 
     text = "Fair is foul, and foul is fair:\nHover through the fog\n\nand filthy air."
     doc = spacy.blank("en")(text)
@@ -309,7 +309,7 @@ def test_latin_v_spelling_reads_u_and_v_editions_alike():
     classical edition with v, j and capitals become the same words, so the model reads
     both alike; vowel u (qu, su, cui, fructus) stays u."""
     from spacy_rhetoric.corpora.latin import classical_latin
-    from spacy_rhetoric.parallelism.component import respelled
+    from spacy_rhetoric.parallelism.reading import respelled
 
     nlp = spacy.blank("la")
     asp = nlp.make_doc("uos uidetis uerbum dei , nouum et uetus , quae uobis dico .")

@@ -38,6 +38,7 @@ from spacy.tokens import Doc
 from ..chiasmus.component import DEFAULT_REVIEW_PER_1000
 from ..corpora.latin import normalize_latin
 from ..corpora.parallelisms import get_parallelisms, set_parallelisms
+from ..encoders.vectors import pipeline_precision
 from ..intertext.component import STORED_INDEX
 from ..intertext.index import META_FILE
 from ..models import build_hint, get_spec, resolve
@@ -368,6 +369,9 @@ def build_analyzer(
                 detail += f" (tokens: {wanted['base']}'s words, as in PSE-I)"
             if get_spec(wanted["parallelism"]).lang == "xx":
                 detail += " (zero-shot: trained on Latin and Chinese only)"
+            precision = pipeline_precision(parallelism)
+            if precision is not None:
+                detail += f" (encoder in {precision})"
             notes.append(Note(lang, "parallelism", True, detail))
 
     if "intertext" in skip:

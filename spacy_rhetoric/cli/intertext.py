@@ -12,6 +12,7 @@ import typer
 from wasabi import msg
 
 from ..corpora.util import CorpusFormatError
+from ..intertext.lexical import SPLIT_WORDS
 from ._util import Arg, Opt, emit_json, noun_app, on_terminal, set_torch_threads
 
 intertext_app = noun_app(
@@ -73,11 +74,11 @@ def intertext_index_cli(
     max_seq_length: int = Opt(
         128, "--max-seq-length", help="Word pieces per segment for the encoder"
     ),
-    split_words: Optional[int] = Opt(
-        None,
+    split_words: int = Opt(
+        SPLIT_WORDS,
         "--split-words",
         help="Lexical channel: score segments of more words (prose sections) by their "
-        "sentences, e.g. 40",
+        "sentences (0: every segment whole)",
     ),
     stats: Optional[Path] = Opt(None, "--stats", help="Write the summary (timings) as JSON here"),
     as_json: bool = Opt(False, "--json", help="Print the summary as JSON"),
@@ -97,7 +98,7 @@ def intertext_index_cli(
         batch_size=batch_size,
         max_seq_length=max_seq_length,
         progress=on_terminal(),
-        split_words=split_words,
+        split_words=split_words if split_words > 0 else None,
     )
     null_start = time.perf_counter()
     index.cfg[NULL_KEY] = estimate_null_threshold(index)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
+from spacy.attrs import IDX, LENGTH
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import Model
@@ -40,6 +41,7 @@ def build_encoder_vectors(
     cache_tokens: int = 500_000,
     cache_dir: Optional[str] = None,
     quantize: bool = False,
+    precision: str = "float32",
 ) -> Model[List[Doc], List[Floats2d]]:
     """Frozen encoder hidden states, mixed over layers, per token.
 
@@ -53,10 +55,15 @@ def build_encoder_vectors(
     cache_dir (Optional[str]): also keep them on disk here, shared between runs
         (default: $SPACY_RHETORIC_FEATURE_CACHE, else memory only).
     quantize (bool): run the encoder's linear layers in dynamic int8 (faster on CPU).
+    precision (str): "float32"; "bfloat16" (matrix products in bfloat16 under
+        autocast, layer norms and softmax in float32); "auto" (bfloat16 where the
+        device computes it natively: a CPU with AVX512-BF16 or AMX, a GPU that
+        supports it; float32 elsewhere). See ``PRECISIONS``.
     RETURNS (Model[List[Doc], List[Floats2d]]): the layer; nO is the encoder width.
     """
     if not 0 < stride <= window:
         raise ValueError(f"EncoderVectors: need 0 < stride <= window, got {stride}, {window}")
+    check_precision(precision, quantize)
     layers = tuple(int(layer) for layer in layers)
     return Model(
         "encoder_vectors",
@@ -74,9 +81,68 @@ def build_encoder_vectors(
                 cache_tokens=cache_tokens,
                 cache_dir=cache_dir,
                 quantize=quantize,
+                precision=precision,
             )
         },
     )
+
+
+# the encoder's arithmetic (in training too: the feature cache keys it)
+PRECISIONS = ("float32", "bfloat16", "auto")
+
+
+def check_precision(precision: str, quantize: bool = False) -> None:
+    """Raise a one-line ValueError for an unknown ``precision`` or one that cannot be
+    combined with dynamic int8."""
+    if precision not in PRECISIONS:
+        raise ValueError(
+            f"EncoderVectors: precision {precision!r} is not one of {', '.join(PRECISIONS)}"
+        )
+    if quantize and precision == "bfloat16":
+        raise ValueError("EncoderVectors: quantize = true runs in int8; set precision float32")
+
+
+def pipeline_precision(nlp: Any) -> Optional[str]:
+    """The arithmetic the frozen encoder of a pipeline runs in, as it would resolve here
+    ("auto" by ``native_bfloat16``), without loading the encoder.
+
+    nlp (Language): the pipeline.
+    RETURNS (Optional[str]): "float32", "bfloat16" or "int8"; None without a frozen
+        encoder.
+    """
+    for _, pipe in nlp.pipeline:
+        model = getattr(pipe, "model", None)
+        if not isinstance(model, Model):
+            continue
+        for node in model.walk():
+            slot = node.attrs.get("frozen_encoder")
+            if slot is None:
+                continue
+            if slot.settings.get("quantize"):
+                return "int8"
+            precision = slot.settings.get("precision", "float32")
+            if precision == "auto":
+                native = native_bfloat16(_device())
+                precision = "bfloat16" if native else "float32"
+            return precision
+    return None
+
+
+def native_bfloat16(device: Any) -> bool:
+    """RETURNS (bool): whether ``device`` (a torch device) multiplies bfloat16
+    matrices in hardware: a CPU with AVX512-BF16 or AMX tiles, or a CUDA GPU that
+    supports bfloat16. Elsewhere bfloat16 is emulated and slower than float32."""
+    import torch
+
+    try:
+        if device.type == "cuda":
+            return bool(torch.cuda.is_bf16_supported())
+        if device.type == "cpu":
+            cpu = torch.cpu
+            return bool(cpu._is_avx512_bf16_supported() or cpu._is_amx_tile_supported())
+    except (AttributeError, RuntimeError):  # an older torch without these probes
+        return False
+    return False
 
 
 class _EncoderSlot:
@@ -183,10 +249,12 @@ class FrozenEncoder:
         cache_tokens: int = 500_000,
         cache_dir: Optional[str] = None,
         quantize: bool = False,
+        precision: str = "float32",
     ):
         import torch
         from transformers import AutoTokenizer
 
+        check_precision(precision, quantize)
         path = encoder_path(name)
         self.tokenizer = AutoTokenizer.from_pretrained(str(path))
         # dynamic int8 runs on the CPU only
@@ -210,14 +278,23 @@ class FrozenEncoder:
         self.hidden_size = int(model.config.hidden_size)
         self.layers = list(layers)
         self.window, self.stride, self.batch_size = window, stride, batch_size
+        if precision == "auto":
+            precision = "bfloat16" if not quantize and native_bfloat16(self.device) else "float32"
+        # the precision the encoder runs in here ("auto" resolved)
+        self.precision = precision
         self.cache = RowCache(cache_tokens)
+        # one layer's states of the docs read since ``hold_layer`` (see there)
+        self.held_layer: Optional[int] = None
+        self.held: Dict[str, numpy.ndarray] = {}
         self.cache_dir = Path(cache_dir) if cache_dir else None
         info = path / "spacy_rhetoric_encoder.json"
         source = json.loads(info.read_text())["source_sha256"] if info.is_file() else str(path)
         self.key_prefix = f"{source}|{self.layers}|{window}|{stride}|{quantize}|"
+        if precision != "float32":  # float32 keeps the keys of caches written before
+            self.key_prefix += f"{precision}|"
 
     def _key(self, doc: Doc) -> str:
-        offsets = ",".join(str(t.idx) for t in doc)
+        offsets = ",".join(map(str, doc.to_array(IDX).tolist()))
         return hashlib.sha1((self.key_prefix + doc.text + "|" + offsets).encode()).hexdigest()
 
     def states(self, docs: Sequence[Doc]) -> List[numpy.ndarray]:
@@ -241,7 +318,30 @@ class FrozenEncoder:
                     tmp = self.cache_dir / f"{keys[i]}.{os.getpid()}.tmp.npy"
                     numpy.save(tmp, states)
                     tmp.replace(self.cache_dir / f"{keys[i]}.npy")
+        if self.held_layer is not None:
+            for i, key in enumerate(keys):
+                self.held[key] = found[i][:, self.held_layer].copy()
         return [found[i].astype(numpy.float32) for i in range(len(docs))]
+
+    def hold_layer(self, index: Optional[int]) -> None:
+        """Keep, from now on, the states at position ``index`` of ``layers`` of every
+        doc read (float16 [n_tokens, hidden], 768 bytes a token for a small encoder),
+        whatever ``cache_tokens`` says, so that ``layer_states`` finds them without
+        running the encoder again; forget those kept before. None: keep none.
+
+        A component that reads again the docs it has just predicted (the parallelism
+        tagger types what it found by the states of one layer) holds one batch."""
+        self.held_layer = index
+        self.held = {}
+
+    def layer_states(self, doc: Doc, index: int) -> numpy.ndarray:
+        """RETURNS (numpy.ndarray): the doc's states at position ``index`` of
+        ``layers``, float32 [n_tokens, hidden]: held ones if ``hold_layer(index)``
+        kept them, else read (from the cache or the encoder)."""
+        held = self.held.get(self._key(doc)) if index == self.held_layer else None
+        if held is not None:
+            return held.astype(numpy.float32)
+        return self.states([doc])[0][:, index]
 
     @property
     def cached_tokens(self) -> int:
@@ -276,7 +376,12 @@ class FrozenEncoder:
                 row_ids = [bos, *pieces[d][start:end], eos]
                 input_ids[row, : len(row_ids)] = torch.as_tensor(row_ids)
                 mask[row, : len(row_ids)] = 1
-            with torch.no_grad():
+            with (
+                torch.no_grad(),
+                torch.autocast(
+                    self.device.type, dtype=torch.bfloat16, enabled=self.precision == "bfloat16"
+                ),
+            ):
                 output = self.model(
                     input_ids=input_ids.to(self.device),
                     attention_mask=mask.to(self.device),
@@ -356,8 +461,15 @@ def doc_pieces(tokenizer, doc: Doc) -> Tuple[List[int], List[numpy.ndarray]]:
         doc.text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
     )
     char_token = numpy.full(len(doc.text) + 1, -1, dtype=numpy.int64)
-    for token in doc:
-        char_token[token.idx : token.idx + len(token)] = token.i
+    if len(doc):
+        # each character of a token -> its index (tokens' characters never overlap)
+        starts, lengths = doc.to_array([IDX, LENGTH]).astype(numpy.int64).T
+        within = numpy.arange(int(lengths.sum())) - numpy.repeat(
+            lengths.cumsum() - lengths, lengths
+        )
+        char_token[numpy.repeat(starts, lengths) + within] = numpy.repeat(
+            numpy.arange(len(doc)), lengths
+        )
     spans = []
     for start, end in encoded["offset_mapping"]:
         tokens = numpy.unique(char_token[start:end])

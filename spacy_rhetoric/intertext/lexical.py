@@ -75,6 +75,11 @@ def terms(text: str, kind: str = "stem") -> List[str]:
     raise ValueError(f"intertext: unknown term kind '{kind}'; use 'stem' or 'form'")
 
 
+# `intertext index` scores segments of more words than this by their sentences (the
+# library's default stays None, every segment whole, as the evaluation protocols build)
+SPLIT_WORDS = 40
+
+
 def segment_units(text: str, split_words: Optional[int]) -> List[str]:
     """The units a segment is scored by: itself, or, when it has more than
     ``split_words`` words, its sentences (split after . ? ! ; :).

@@ -15,7 +15,6 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
 
-from ..corpora.latin import classical_latin, normalize_latin
 from ..corpora.parallelisms import (
     CHIASTIC,
     DEFAULT_SPANS_KEY,
@@ -26,6 +25,7 @@ from ..corpora.parallelisms import (
 )
 from .linker import KIND_END, KIND_FIRST, KIND_INSIDE, KIND_LATER, KIND_OUTSIDE, Branch
 from .model import set_weights_dtype, with_torch_averages
+from .reading import SPELLINGS, respelled, trim_spaces
 from .tag_codec import decode_strata, encode_strata
 from .tag_constraints import transition_constraints
 from .tags import BEGIN, END, LINKED_BEGIN, OUTSIDE, TagScheme, join_link, parse_tag, split_link
@@ -33,6 +33,7 @@ from .types import (
     ALIGNMENT_L2,
     TYPE_LAYER,
     TYPER_ALIGNMENT,
+    branch_vectors,
     describe_typer,
     fit_type_classifier,
     predict_type,
@@ -151,49 +152,6 @@ def make_parallelism_tagger(
         batch_tokens=batch_tokens,
         scorer=scorer,
     )
-
-
-SPELLINGS: Dict[str, Callable[[str], str]] = {
-    "lower": str.lower,
-    "latin": normalize_latin,
-    "latin-v": classical_latin,
-}
-
-
-def trim_spaces(doc: Doc, decoded: Sequence[Tuple[Sequence[Tuple[int, int]], int]]) -> List:
-    """Decoded parallelisms with whitespace tokens (line breaks) trimmed from the ends of
-    each branch; a branch left empty is dropped, and so is a parallelism left with fewer
-    than two branches.
-
-    doc (Doc): the doc the offsets refer to.
-    decoded (Sequence): (branch offsets, stratum) per parallelism.
-    RETURNS (List): the same, trimmed.
-    """
-    trimmed = []
-    for offsets, stratum in decoded:
-        branches = []
-        for start, end in offsets:
-            while start < end and doc[start].is_space:
-                start += 1
-            while end > start and doc[end - 1].is_space:
-                end -= 1
-            if start < end:
-                branches.append((start, end))
-        if len(branches) >= 2:
-            trimmed.append((tuple(branches), stratum))
-    return trimmed
-
-
-def respelled(doc: Doc, spelling: str) -> Doc:
-    """The doc as the model reads it: a copy with each word respelled (same tokens and
-    whitespace), or the doc itself where nothing changes."""
-    fold = SPELLINGS.get(spelling)
-    if fold is None:
-        return doc
-    words = [fold(token.text) for token in doc]
-    if all(word == token.text for word, token in zip(words, doc)):
-        return doc
-    return Doc(doc.vocab, words=words, spaces=[bool(t.whitespace_) for t in doc])
 
 
 class ParallelismTagger(TrainablePipe):
@@ -421,7 +379,7 @@ class ParallelismTagger(TrainablePipe):
                 continue
             states = None if encoder is None else encoder.states([doc])[0][:, layer]
             for parallelism in typed:
-                vectors = _branch_vectors(states, parallelism.offsets)
+                vectors = branch_vectors(states, parallelism.offsets)
                 features.append(type_features(TYPER_ALIGNMENT, parallelism.branches, vectors))
                 chiastic.append(parallelism.label == CHIASTIC)
         if features:
@@ -447,6 +405,20 @@ class ParallelismTagger(TrainablePipe):
             return slot.get(), index
         return None, 0
 
+    def _typing_encoder(self) -> Tuple[Optional[Any], int]:
+        """The frozen encoder and layer index whose states type the parallelisms
+        found, or (None, 0) where the typer reads none (no classifier fitted, another
+        typer, or the model's layers lack the typer's one)."""
+        if not self.cfg.get("type_weights"):
+            return None, 0
+        typer, layer = describe_typer(self.cfg)
+        if typer != TYPER_ALIGNMENT or layer is None:
+            return None, 0
+        encoder, index = self._type_encoder()
+        if encoder is None or encoder.layers[index] != layer:
+            return None, 0
+        return encoder, index
+
     def type_parallelisms(
         self, doc: Doc, parallelisms: Sequence[Sequence[Tuple[int, int]]]
     ) -> List[str]:
@@ -461,12 +433,8 @@ class ParallelismTagger(TrainablePipe):
         weights = self.cfg.get("type_weights") or []
         if not weights:
             return [UNTYPED] * len(parallelisms)
-        typer, layer = describe_typer(self.cfg)
-        encoder, index = None, 0
-        if typer == TYPER_ALIGNMENT and layer is not None and parallelisms:
-            encoder, index = self._type_encoder()
-            if encoder is not None and encoder.layers[index] != layer:
-                encoder = None
+        typer, _ = describe_typer(self.cfg)
+        encoder, index = self._typing_encoder() if parallelisms else (None, 0)
         # the encoder reads what the head read: the respelled doc, a long one by windows
         # (only worked out where there are states to read)
         if encoder is not None:
@@ -480,8 +448,8 @@ class ParallelismTagger(TrainablePipe):
                 k = owner(windows, offsets[0][0], offsets[-1][1])
                 shift = windows[k][0]
                 if k not in states:
-                    states[k] = encoder.states([window_doc(reading, windows[k])])[0][:, index]
-                vectors = _branch_vectors(states[k], [(a - shift, b - shift) for a, b in offsets])
+                    states[k] = encoder.layer_states(window_doc(reading, windows[k]), index)
+                vectors = branch_vectors(states[k], [(a - shift, b - shift) for a, b in offsets])
             branches = [doc[a:b] for a, b in offsets]
             labels.append(predict_type(weights, branches, vectors, typer))
         return labels
@@ -506,6 +474,11 @@ class ParallelismTagger(TrainablePipe):
                 "spacy.load('la_rhetoric_parallelism'))."
             )
         penalty = self.cfg.get("outside_penalty", DEFAULT_OUTSIDE_PENALTY)
+        # the typer reads one layer of these docs' states again in set_annotations:
+        # the encoder holds it for this batch instead of running twice
+        encoder, index = self._typing_encoder()
+        if encoder is not None:
+            encoder.hold_layer(index)
         # what the head reads: each doc respelled, a long one cut into windows
         pieces: List[Tuple[int, Tuple[int, int, int, int], Doc]] = []
         for i in filled:
@@ -571,6 +544,9 @@ class ParallelismTagger(TrainablePipe):
                 for (offsets, stratum), label in zip(decoded, labels, strict=True)
             ]
             set_parallelisms(doc, items, self.cfg["spans_key"])
+        encoder, _ = self._typing_encoder()
+        if encoder is not None:
+            encoder.hold_layer(None)  # the batch is typed: its states are not needed
 
     def _gold(self, examples: Sequence[Example]) -> Dict[str, Any]:
         items = [self._gold_items(eg) for eg in examples]
@@ -680,13 +656,3 @@ class ParallelismTagger(TrainablePipe):
             self.model.initialize()
         self.model.from_bytes(data)
         set_weights_dtype(self.model, self.cfg.get("weights_dtype", "float32"))
-
-
-def _branch_vectors(
-    states: Optional[numpy.ndarray], offsets: Sequence[Tuple[int, int]]
-) -> Optional[List[numpy.ndarray]]:
-    """RETURNS (Optional[List[numpy.ndarray]]): per branch, its tokens' rows of the
-    doc's [n_tokens, H] states (None without states)."""
-    if states is None:
-        return None
-    return [states[start:end] for start, end in offsets]

@@ -340,3 +340,13 @@ def describe_typer(cfg: Dict[str, Any]) -> Tuple[str, Optional[int]]:
     """RETURNS (Tuple[str, Optional[int]]): the typer and encoder layer a component's
     cfg names (pipelines saved before the alignment typer: "inversion", None)."""
     return cfg.get("typer", TYPER_INVERSION), cfg.get("type_layer")
+
+
+def branch_vectors(
+    states: Optional[numpy.ndarray], offsets: Sequence[Tuple[int, int]]
+) -> Optional[List[numpy.ndarray]]:
+    """RETURNS (Optional[List[numpy.ndarray]]): per branch, its tokens' rows of the
+    doc's [n_tokens, H] states (None without states)."""
+    if states is None:
+        return None
+    return [states[start:end] for start, end in offsets]

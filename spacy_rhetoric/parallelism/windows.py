@@ -61,6 +61,8 @@ def paragraphs(doc: Doc) -> List[Tuple[int, int]]:
     RETURNS (List[Tuple[int, int]]): [start, end) per paragraph, in order; the breaks
         and paragraphs of whitespace only are left out.
     """
+    if "\n" not in doc.text:  # no break: one paragraph, unless only whitespace
+        return [(0, len(doc))] if doc.text.strip() else []
     units: List[Tuple[int, int]] = []
     start = 0
     previous_newline = False
