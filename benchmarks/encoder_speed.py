@@ -29,7 +29,7 @@ import torch
 
 import spacy_rhetoric  # noqa: F401
 from spacy_rhetoric.encoders import encoder_path
-from spacy_rhetoric.encoders.vectors import native_bfloat16
+from spacy_rhetoric.encoders.vectors import frozen_encoder_slot, native_bfloat16
 from spacy_rhetoric.parallelism.evaluate import evaluate_parallelism
 
 
@@ -91,7 +91,7 @@ def main() -> None:
         nlp = spacy.load(args.model if args.model.exists() else str(args.model), config=overrides)
         nlp("uerbum caro factum est et habitauit in nobis .")  # load the encoder
         model = nlp.get_pipe("parallelism_tagger").model
-        slot = next(n.attrs["frozen_encoder"] for n in model.walk() if "frozen_encoder" in n.attrs)
+        slot = frozen_encoder_slot(model)
         pipelines[setting] = (nlp, quantize, slot.get().precision)
     # the settings take turns, so that a slower spell of the machine hits them alike
     for turn in range(args.repeats):

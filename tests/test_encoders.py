@@ -596,7 +596,7 @@ def test_pipeline_precision_names_what_the_encoder_runs_in(encoder_dir, monkeypa
     import spacy
 
     from spacy_rhetoric.encoders import vectors as vectors_module
-    from spacy_rhetoric.encoders.vectors import pipeline_precision
+    from spacy_rhetoric.encoders.vectors import frozen_encoder_slot, pipeline_precision
 
     def pipeline(**settings):
         nlp = spacy.blank("la")
@@ -618,6 +618,6 @@ def test_pipeline_precision_names_what_the_encoder_runs_in(encoder_dir, monkeypa
     assert pipeline_precision(pipeline(quantize=True)) == "int8"
     nlp = pipeline(precision="auto")
     tagger = nlp.get_pipe("parallelism_tagger").model
-    slot = next(n.attrs["frozen_encoder"] for n in tagger.walk() if "frozen_encoder" in n.attrs)
+    slot = frozen_encoder_slot(tagger)
     assert slot.encoder is None  # not loaded
     assert pipeline_precision(spacy.blank("en")) is None

@@ -407,12 +407,12 @@ def test_shipped_parallelism_wheels_predict_at_their_precision(package):
     import spacy
     import torch
 
-    from spacy_rhetoric.encoders.vectors import native_bfloat16
+    from spacy_rhetoric.encoders.vectors import frozen_encoder_slot, native_bfloat16
 
     spec, tok2vec = _installed_tok2vec(package)
     assert spec.precision == "auto" and tok2vec["precision"] == spec.precision
     nlp = spacy.load(package)
     tagger = nlp.get_pipe("parallelism_tagger").model
-    slot = next(n.attrs["frozen_encoder"] for n in tagger.walk() if "frozen_encoder" in n.attrs)
+    slot = frozen_encoder_slot(tagger)
     native = native_bfloat16(torch.device("cpu"))
     assert slot.get().precision == ("bfloat16" if native else "float32")

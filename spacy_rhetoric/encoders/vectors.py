@@ -112,20 +112,32 @@ def pipeline_precision(nlp: Any) -> Optional[str]:
     """
     for _, pipe in nlp.pipeline:
         model = getattr(pipe, "model", None)
-        if not isinstance(model, Model):
+        slot = frozen_encoder_slot(model) if isinstance(model, Model) else None
+        if slot is None:
             continue
-        for node in model.walk():
-            slot = node.attrs.get("frozen_encoder")
-            if slot is None:
-                continue
-            if slot.settings.get("quantize"):
-                return "int8"
-            precision = slot.settings.get("precision", "float32")
-            if precision == "auto":
-                native = native_bfloat16(_device())
-                precision = "bfloat16" if native else "float32"
-            return precision
+        quantize = bool(slot.settings.get("quantize"))
+        precision = slot.settings.get("precision", "float32")
+        return "int8" if quantize else resolve_precision(precision, quantize, _device())
     return None
+
+
+def frozen_encoder_slot(model: Model) -> Optional["_EncoderSlot"]:
+    """RETURNS (Optional[_EncoderSlot]): the first frozen encoder (an EncoderVectors
+    layer's settings and, once loaded, its FrozenEncoder) inside ``model``, or None."""
+    for node in model.walk():
+        slot = node.attrs.get("frozen_encoder")
+        if slot is not None:
+            return slot
+    return None
+
+
+def resolve_precision(precision: str, quantize: bool, device: Any) -> str:
+    """RETURNS (str): the precision an encoder set to ``precision`` runs in on
+    ``device``: "auto" is bfloat16 where the device has it natively (never with int8),
+    else float32."""
+    if precision != "auto":
+        return precision
+    return "bfloat16" if not quantize and native_bfloat16(device) else "float32"
 
 
 def native_bfloat16(device: Any) -> bool:
@@ -278,10 +290,8 @@ class FrozenEncoder:
         self.hidden_size = int(model.config.hidden_size)
         self.layers = list(layers)
         self.window, self.stride, self.batch_size = window, stride, batch_size
-        if precision == "auto":
-            precision = "bfloat16" if not quantize and native_bfloat16(self.device) else "float32"
         # the precision the encoder runs in here ("auto" resolved)
-        self.precision = precision
+        self.precision = precision = resolve_precision(precision, quantize, self.device)
         self.cache = RowCache(cache_tokens)
         # one layer's states of the docs read since ``hold_layer`` (see there)
         self.held_layer: Optional[int] = None
