@@ -192,6 +192,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from spacy_rhetoric.encoders.vectors import (  # noqa: E402
+    balanced_windows,
     build_encoder_vectors,
     pool_tokens,
     strided_windows,
@@ -208,6 +209,31 @@ def test_strided_windows_cover_everything(n, window, data):
         covered.update(range(start, end))
     assert covered == set(range(n))
     assert all(b[0] - a[0] <= stride for a, b in zip(windows, windows[1:]))
+
+
+@given(st.integers(0, 5000), st.integers(1, 300), st.data())
+def test_balanced_windows_against_strided(n, window, data):
+    """As many windows as strided_windows, all of one length, at most as long, covering
+    the doc with at least window - stride pieces of overlap between neighbours."""
+    stride = data.draw(st.integers(1, window))
+    windows = balanced_windows(n, window, stride)
+    strided = strided_windows(n, window, stride)
+    assert len(windows) == len(strided)
+    if len(strided) <= 1:
+        assert windows == strided
+        return
+    lengths = {end - start for start, end in windows}
+    assert len(lengths) == 1 and lengths.pop() <= window
+    assert windows[0][0] == 0 and windows[-1][1] == n
+    assert all(a[1] - b[0] >= window - stride for a, b in zip(windows, windows[1:]))
+    # the pieces encoded: never more than the strided windows read
+    assert sum(e - s for s, e in windows) <= sum(e - s for s, e in strided)
+
+
+def test_balanced_windows_examples():
+    assert balanced_windows(300, 256, 192) == [(0, 182), (118, 300)]
+    assert balanced_windows(500, 256, 192) == [(0, 210), (145, 355), (290, 500)]
+    assert balanced_windows(256, 256, 192) == [(0, 256)]
 
 
 @settings(deadline=None)
@@ -522,6 +548,39 @@ def test_bfloat16_states_are_close_to_float32_and_cached_apart(encoder_dir, monk
         assert FrozenEncoder(str(encoder_dir), precision="auto", **settings).precision == resolved
         int8 = FrozenEncoder(str(encoder_dir), precision="auto", quantize=True, **settings)
         assert int8.precision == "float32"
+
+
+def test_balanced_windows_encode_fewer_pieces_and_cache_apart(encoder_dir, monkeypatch):
+    """balance = true reads a doc longer than one window with shorter windows (fewer
+    pieces through the encoder, other states, another cache key) and a doc that fits
+    one window exactly as before."""
+    import spacy
+
+    from spacy_rhetoric.encoders.vectors import FrozenEncoder
+
+    nlp = spacy.blank("la")
+    long_doc = nlp("quid est enim tam contrarium quam uita et mors ? uita et mors .")
+    short_doc = nlp("uita et mors")
+    settings = dict(layers=[12], window=16, stride=12, cache_tokens=0)
+    fixed = FrozenEncoder(str(encoder_dir), **settings)
+    balanced = FrozenEncoder(str(encoder_dir), balance=True, **settings)
+    assert fixed._key(long_doc) != balanced._key(long_doc)
+    assert balanced.key_prefix == fixed.key_prefix + "balanced|"
+    read = []  # pieces through the encoder per run (<s> and </s> included)
+    forward = fixed.model.forward  # the encoders share one model
+    monkeypatch.setattr(
+        fixed.model,
+        "forward",
+        lambda *args, **kwargs: (
+            read.append(int(kwargs["attention_mask"].sum())) or forward(*args, **kwargs)
+        ),
+    )
+    a, b = fixed.states([long_doc])[0], balanced.states([long_doc])[0]
+    assert len(read) == 2 and read[1] < read[0]
+    assert not numpy.array_equal(a, b)
+    cosine = (a * b).sum(-1) / (numpy.linalg.norm(a, axis=-1) * numpy.linalg.norm(b, axis=-1))
+    assert cosine.min() > 0.9
+    numpy.testing.assert_array_equal(fixed.states([short_doc])[0], balanced.states([short_doc])[0])
 
 
 def test_a_held_layer_is_read_without_running_the_encoder(encoder_dir, request):

@@ -42,6 +42,7 @@ def build_encoder_vectors(
     cache_dir: Optional[str] = None,
     quantize: bool = False,
     precision: str = "float32",
+    balance: bool = False,
 ) -> Model[List[Doc], List[Floats2d]]:
     """Frozen encoder hidden states, mixed over layers, per token.
 
@@ -59,6 +60,10 @@ def build_encoder_vectors(
         autocast, layer norms and softmax in float32); "auto" (bfloat16 where the
         device computes it natively: a CPU with AVX512-BF16 or AMX, a GPU that
         supports it; float32 elsewhere). See ``PRECISIONS``.
+    balance (bool): read a doc longer than one window with as many windows as the
+        stride gives, but each only as long as needed to keep ``window - stride``
+        pieces of overlap (``balanced_windows``): less compute on docs a little longer
+        than a window. The states change, so a head reads them as it was trained.
     RETURNS (Model[List[Doc], List[Floats2d]]): the layer; nO is the encoder width.
     """
     if not 0 < stride <= window:
@@ -82,6 +87,7 @@ def build_encoder_vectors(
                 cache_dir=cache_dir,
                 quantize=quantize,
                 precision=precision,
+                balance=balance,
             )
         },
     )
@@ -262,6 +268,7 @@ class FrozenEncoder:
         cache_dir: Optional[str] = None,
         quantize: bool = False,
         precision: str = "float32",
+        balance: bool = False,
     ):
         import torch
         from transformers import AutoTokenizer
@@ -290,6 +297,7 @@ class FrozenEncoder:
         self.hidden_size = int(model.config.hidden_size)
         self.layers = list(layers)
         self.window, self.stride, self.batch_size = window, stride, batch_size
+        self.windows = balanced_windows if balance else strided_windows
         # the precision the encoder runs in here ("auto" resolved)
         self.precision = precision = resolve_precision(precision, quantize, self.device)
         self.cache = RowCache(cache_tokens)
@@ -302,6 +310,8 @@ class FrozenEncoder:
         self.key_prefix = f"{source}|{self.layers}|{window}|{stride}|{quantize}|"
         if precision != "float32":  # float32 keeps the keys of caches written before
             self.key_prefix += f"{precision}|"
+        if balance:
+            self.key_prefix += "balanced|"
 
     def _key(self, doc: Doc) -> str:
         offsets = ",".join(map(str, doc.to_array(IDX).tolist()))
@@ -368,7 +378,7 @@ class FrozenEncoder:
             ids, spans = self._pieces(doc)
             pieces.append(ids)
             owners.append(spans)
-            for start, end in strided_windows(len(ids), self.window, self.stride):
+            for start, end in self.windows(len(ids), self.window, self.stride):
                 windows.append((d, start, end))
         hidden = [numpy.zeros((len(p), len(self.layers), self.hidden_size), "f") for p in pieces]
         best = [numpy.full(len(p), numpy.inf) for p in pieces]  # distance to window centre
@@ -505,6 +515,24 @@ def strided_windows(n: int, window: int, stride: int) -> List[Tuple[int, int]]:
         return [(0, n)] if n else []
     starts = list(range(0, n - window, stride)) + [n - window]
     return [(start, start + window) for start in starts]
+
+
+def balanced_windows(n: int, window: int, stride: int) -> List[Tuple[int, int]]:
+    """RETURNS (List[Tuple[int, int]]): as many [start, end) windows covering 0..n as
+    ``strided_windows`` gives, all of one length, the shortest (at most ``window``)
+    that keeps at least ``window - stride`` pieces between neighbours in common, their
+    starts spread evenly. A doc of 300 pieces is read as two windows of 182 pieces, not
+    of 256: 364 pieces encoded instead of 512."""
+    count = len(strided_windows(n, window, stride))
+    if count <= 1:
+        return strided_windows(n, window, stride)
+    overlap = window - stride
+    length = -(-(n + (count - 1) * overlap) // count)
+    while True:  # rounding the starts may cost a piece of overlap: one longer then
+        starts = [round(i * (n - length) / (count - 1)) for i in range(count)]
+        if length >= window or all(b - a <= length - overlap for a, b in zip(starts, starts[1:])):
+            return [(start, start + length) for start in starts]
+        length += 1
 
 
 def pool_tokens(
