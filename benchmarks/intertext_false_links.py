@@ -165,11 +165,18 @@ def analyze_text(
     threshold: Optional[float],
     packaged: bool = True,
     cuts: Sequence[float] = (),
+    shipped_index: bool = False,
 ) -> Dict:
     """Links `analyze` reports for one text (its Latin pipeline, intertext only); with
-    ``cuts`` (cosines), also the links whose similarity reaches each."""
+    ``cuts`` (cosines), also the links whose similarity reaches each. Without
+    ``index_dir``, ``shipped_index`` takes the shipped index, as a fresh install does."""
     analyzer = build_analyzer(
-        "la", index=index_dir, threshold=threshold, top_k=K, packaged_reranker=packaged
+        "la",
+        index=index_dir,
+        threshold=threshold,
+        top_k=K,
+        packaged_reranker=packaged,
+        shipped_index=shipped_index,
     )
     nlp = analyzer.nlp
     disabled = [n for n in ("chiasmus_finder", "displacement_analyzer") if nlp.has_pipe(n)]

@@ -523,16 +523,16 @@ def balanced_windows(n: int, window: int, stride: int) -> List[Tuple[int, int]]:
     that keeps at least ``window - stride`` pieces between neighbours in common, their
     starts spread evenly. A doc of 300 pieces is read as two windows of 182 pieces, not
     of 256: 364 pieces encoded instead of 512."""
-    count = len(strided_windows(n, window, stride))
+    strided = strided_windows(n, window, stride)
+    count = len(strided)
     if count <= 1:
-        return strided_windows(n, window, stride)
+        return strided
+    # count * length >= n + (count - 1) * overlap makes the (rounded) step between
+    # starts at most length - overlap, and the strided count makes length <= window
     overlap = window - stride
     length = -(-(n + (count - 1) * overlap) // count)
-    while True:  # rounding the starts may cost a piece of overlap: one longer then
-        starts = [round(i * (n - length) / (count - 1)) for i in range(count)]
-        if length >= window or all(b - a <= length - overlap for a, b in zip(starts, starts[1:])):
-            return [(start, start + length) for start in starts]
-        length += 1
+    starts = [round(i * (n - length) / (count - 1)) for i in range(count)]
+    return [(start, start + length) for start in starts]
 
 
 def pool_tokens(
