@@ -75,3 +75,31 @@ def test_shipped_virgil_index_links_known_loci_similes_pairs(paths):
     ((_, found_links),) = doc._.intertext_links
     sure = {x["source_id"] for x in found_links if x["probability"] > 0.9}
     assert {"verg. ecl. 4.6", "verg. ecl. 4.7"} <= sure  # the two lines it quotes
+
+
+def test_a_deeper_pool_is_reranked_whole(paths):
+    """--depth: the channels give 150 candidates each, a reranker ranks all 150, and its
+    ranking's recall is reported (lexical-only full pool, one grouped fold)."""
+    from spacy_rhetoric.intertext.evaluate import evaluate
+
+    result = evaluate(
+        paths[0],
+        paths[1],
+        "full",
+        ["grouped"],
+        dense=False,
+        folds=[0],
+        depth=150,
+        log=lambda m: None,
+    )["grouped"]
+    assert result["depth"] == 150
+    assert set(k for k in result if k.startswith("rerank@")) == {
+        "rerank@5", "rerank@10", "rerank@100", "rerank@150"
+    }  # fmt: skip
+    deep = result["rerank@150"]["ranking"]
+    assert 0.0 < deep["recall@1"] <= deep["recall@10"] <= deep["recall@100"] <= 1.0
+    # a ranking of 5 candidates finds nothing below them
+    five = result["rerank@5"]["ranking"]
+    assert five["recall@10"] == five["recall@100"] == five["recall@5"]
+    # the reranker lifts links to the top: better than the lexical ranking at 1
+    assert deep["recall@1"] > result["retrieval"]["lexical"]["recall@1"]

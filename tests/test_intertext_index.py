@@ -191,6 +191,88 @@ def test_dense_round_trip_with_given_embeddings(tmp_path):
     assert [x[0].row for x in own] == [0, 1]
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 12),
+    units=st.lists(st.integers(0, 11), max_size=30),
+    k=st.integers(1, 14),
+    seed=st.integers(0, 10_000),
+)
+def test_dense_units_score_a_segment_by_its_best_sentence(n, units, k, seed):
+    """With sentence vectors, a segment's dense score is the best of its own vector's
+    and its sentences' (brute force), the top k are exact, and fusion sees the same
+    scores; many sentences of one segment do not crowd others out of the top k."""
+    rng = np.random.default_rng(seed)
+    index = IntertextIndex.build([(f"s{i}", f"uox {i}") for i in range(n)], dense=False)
+    whole = rng.normal(size=(n, 4)).astype(np.float32)
+    index.embeddings = whole
+    unit_rows = np.sort(np.asarray([u % n for u in units], dtype=np.int64))
+    unit_vecs = rng.normal(size=(len(unit_rows), 4)).astype(np.float32)
+    index.set_dense_units(unit_vecs, unit_rows)
+    queries = rng.normal(size=(3, 4)).astype(np.float32)
+    for q, (rows, vals) in zip(queries, index.dense_topk(queries, k)):
+        brute = whole @ q
+        for r, v in zip(unit_rows, unit_vecs @ q):
+            brute[r] = max(brute[r], v)
+        order = np.lexsort((np.arange(n), -brute))[: min(k, n)]
+        assert len(set(rows.tolist())) == len(rows) == len(order)
+        np.testing.assert_allclose(vals, brute[order], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(index.dense_scores(q, rows), vals, rtol=1e-5, atol=1e-5)
+    found = index.search(["uox"] * 3, k, query_embeddings=queries, channels=("dense",))
+    for q, candidates in zip(queries, found):
+        brute = whole @ q
+        for r, v in zip(unit_rows, unit_vecs @ q):
+            brute[r] = max(brute[r], v)
+        assert [round(c.dense, 4) for c in candidates] == [
+            round(float(v), 4) for v in np.sort(brute)[::-1][: len(candidates)]
+        ]
+
+
+def test_dense_units_round_trip_and_bad_files(tmp_path):
+    texts = [
+        ("a", "arma uirumque cano. Troiae qui primus ab oris. Italiam fato profugus."),
+        ("b", "decus et uirgo"),
+        ("c", "uox mater. aera spirantia. uiuos ducent de marmore uultus."),
+    ]
+    index = IntertextIndex.build(texts, dense=False, split_words=3)
+    with pytest.raises(ValueError, match="need a dense channel"):
+        index.set_dense_units(np.zeros((1, 4), np.float32), np.zeros(1, np.int64))
+    rng = np.random.default_rng(1)
+    index.embeddings = rng.normal(size=(3, 4)).astype(np.float16)
+    with pytest.raises(ValueError, match="ascending"):
+        index.set_dense_units(np.zeros((2, 4), np.float16), np.asarray([2, 0]))
+    with pytest.raises(ValueError, match="dimensions"):
+        index.set_dense_units(np.zeros((2, 3), np.float16), np.asarray([0, 2]))
+    index.set_dense_units(rng.normal(size=(6, 4)).astype(np.float16), [0, 0, 0, 2, 2, 2])
+    index.to_disk(tmp_path / "idx")
+    loaded = IntertextIndex.from_disk(tmp_path / "idx")
+    assert loaded.unit_rows.tolist() == [0, 0, 0, 2, 2, 2]
+    np.testing.assert_array_equal(np.asarray(loaded.unit_embeddings), index.unit_embeddings)
+    q = rng.normal(size=(1, 4)).astype(np.float32)
+    assert [(r.tolist(), v.tolist()) for r, v in loaded.dense_topk(q, 3)] == [
+        (r.tolist(), v.tolist()) for r, v in index.dense_topk(q, 3)
+    ]
+    # one segment's sentences fill the first 4 k unit hits: the others still come
+    crowd = IntertextIndex.build([(f"s{i}", f"uox {i}") for i in range(6)], dense=False)
+    crowd.embeddings = -np.ones((6, 4), np.float32)
+    units = np.ones((40, 4), np.float32)
+    units[-1] = 0.5  # row 5's one sentence
+    crowd.set_dense_units(units, [0] * 39 + [5])
+    ((rows, vals),) = crowd.dense_topk(np.ones((1, 4), np.float32), 3)
+    assert rows.tolist() == [0, 5, 1] and vals.tolist() == [4.0, 2.0, -4.0]
+    # an index saved without them drops the files
+    index.unit_rows = index.unit_embeddings = None
+    index.to_disk(tmp_path / "idx")
+    assert IntertextIndex.from_disk(tmp_path / "idx").unit_rows is None
+    assert not (tmp_path / "idx" / "unit_rows.npy").exists()
+    loaded.to_disk(tmp_path / "bad")
+    (tmp_path / "bad" / "unit_rows.npy").write_bytes(b"not numpy")
+    with pytest.raises(ValueError, match="unit_rows.npy is not a readable index file"):
+        IntertextIndex.from_disk(tmp_path / "bad")
+    with pytest.raises(ValueError, match="--split-words"):
+        IntertextIndex.build(texts[:1], dense=False).add_dense_units()
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     n=st.integers(1, 40),

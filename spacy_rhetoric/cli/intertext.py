@@ -80,6 +80,12 @@ def intertext_index_cli(
         help="Lexical channel: score segments of more words (prose sections) by their "
         "sentences (0: every segment whole)",
     ),
+    dense_units: bool = Opt(
+        False,
+        "--dense-units",
+        help="Dense channel: also encode the sentences of the segments --split-words splits "
+        "(a section then matches by its best sentence, as in the lexical channel)",
+    ),
     stats: Optional[Path] = Opt(None, "--stats", help="Write the summary (timings) as JSON here"),
     as_json: bool = Opt(False, "--json", help="Print the summary as JSON"),
 ) -> None:
@@ -99,6 +105,7 @@ def intertext_index_cli(
         max_seq_length=max_seq_length,
         progress=on_terminal(),
         split_words=split_words if split_words > 0 else None,
+        dense_units=dense_units,
     )
     null_start = time.perf_counter()
     index.cfg[NULL_KEY] = estimate_null_threshold(index)
@@ -348,6 +355,12 @@ def intertext_evaluate_cli(
         50.0, "--query-scale", help="--encoder query: inverse temperature of the loss"
     ),
     query_lr: float = Opt(3e-5, "--query-lr", help="--encoder query: learning rate"),
+    depth: int = Opt(
+        100,
+        "--depth",
+        help="Candidates per channel fused; deeper than 100, the reranker also ranks them "
+        "all (recall@k of its ranking is reported)",
+    ),
     output: Optional[Path] = Opt(None, "--output", "-o", help="Write the metrics JSON here"),
     as_json: bool = Opt(False, "--json", help="Print the metrics as JSON"),
 ) -> None:
@@ -380,6 +393,7 @@ def intertext_evaluate_cli(
                 query_epochs, learning_rate=query_lr, scale=query_scale, seed=seed
             ),
             query_layers=query_layers,
+            depth=depth,
         )
     except (CorpusFormatError, FileNotFoundError) as err:  # bad labels or Tesserae folder
         msg.fail(str(err), exits=1)
@@ -396,10 +410,15 @@ def intertext_evaluate_cli(
                 f"R@10 {fused['recall@10']:.3f} R@100 {fused['recall@100']:.3f} "
                 f"MRR {fused['mrr']:.3f}"
             )
-            for k in (5, 10, 100):
+            for k in sorted({5, 10, 100, r.get("depth", 100)}):
                 s = r[f"rerank@{k}"]
                 typer.echo(
                     f"  rerank@{k}: P {s['precision']:.3f} R {s['recall']:.3f} F1 {s['f1']:.3f} "
                     f"(all queries: P {s['all_precision']:.3f} F1 {s['all_f1']:.3f}) "
                     f"SMR {s['smr']:.2e} FPR {s['fpr']:.2e} FNR {s['fnr']:.2e}"
                 )
+            ranked = r[f"rerank@{r.get('depth', 100)}"]["ranking"]
+            typer.echo(
+                f"  reranked top {r.get('depth', 100)}: R@1 {ranked['recall@1']:.3f} "
+                f"R@10 {ranked['recall@10']:.3f} R@100 {ranked['recall@100']:.3f}"
+            )

@@ -70,6 +70,9 @@ class ProtocolSettings:
     folds (Optional[Sequence[int]]): evaluate only these test folds (default: all).
     model (Optional[str]): the bi-encoder (a name of dense.MODEL_NAMES or a local
         directory; None: dense.default_model()), the start of fine-tuning too.
+    depth (int): candidates taken from each channel and fused (at least max(KS)); a
+        depth beyond it is also reranked whole (a reranker trained on that many
+        candidates per query), and its ranking's recall@k is reported.
     """
 
     protocol: str
@@ -83,6 +86,12 @@ class ProtocolSettings:
     model: Optional[str] = None
     query_training: QueryTraining = field(default_factory=QueryTraining)
     trainable_layers: int = 4
+    depth: int = max(KS)
+
+    @property
+    def ks(self) -> Tuple[int, ...]:
+        """The candidate counts reranked: KS, and the depth if it is deeper."""
+        return KS + ((self.depth,) if self.depth > max(KS) else ())
 
 
 @dataclass
@@ -215,7 +224,7 @@ def rerank_fold(
 ) -> None:
     """Fit the feature reranker and its threshold on the fold's training queries for
     each k, and rank and link the test queries' candidates."""
-    for k in KS:
+    for k in settings.ks:
         X = [feats[q][:k] for q in fold.train_queries]
         y = [
             np.asarray(
@@ -224,7 +233,7 @@ def rerank_fold(
             for q in fold.train_queries
         ]
         n_gold = [len(fold.train_items[q]) for q in fold.train_queries]
-        model = FeatureReranker(l2=settings.l2, pool=max(KS)).fit(
+        model = FeatureReranker(l2=settings.l2, pool=max(settings.ks)).fit(
             np.concatenate(X), np.concatenate(y)
         )
         model.threshold = _inner_threshold(X, y, n_gold, settings.l2, settings.seed)
@@ -247,6 +256,7 @@ def protocol_scores(record: Record, settings: ProtocolSettings, n_sources: int) 
     result: Dict[str, Any] = {
         "folds": list(settings.folds) if settings.folds is not None else list(range(N_FOLDS)),
         "protocol": settings.protocol,
+        "depth": max(settings.ks),
         "encoder": settings.encoder_mode,
         "test_queries": len(keys),
     }
@@ -260,7 +270,7 @@ def protocol_scores(record: Record, settings: ProtocolSettings, n_sources: int) 
         }
         for name in CHANNEL_SETTINGS
     }
-    for k in KS:
+    for k in settings.ks:
         top_k = {key: rows[:k] for key, rows in record.ranked["fused"].items()}
         result[f"retrieval_only@{k}"] = link_scores(
             link_confusion(top_k, eval_gold, keys, n_sources), eval_gold
@@ -268,6 +278,12 @@ def protocol_scores(record: Record, settings: ProtocolSettings, n_sources: int) 
         confusion = link_confusion(record.predicted[k], eval_gold, keys, n_sources)
         scores = link_scores(confusion, eval_gold)
         scores["mrr"] = mean_reciprocal_rank(record.reranked[k], eval_gold)
+        # recall in the reranked ranking of the k candidates (a ranking of 5 has
+        # recall@10 = recall@5)
+        scores["ranking"] = {
+            f"recall@{r}": v
+            for r, v in recall_at_k(record.reranked[k], eval_gold, RECALL_KS).items()
+        }
         scores["thresholds"] = record.thresholds[k]
         result[f"rerank@{k}"] = scores
     if settings.cross_encoder:
@@ -307,8 +323,12 @@ def run_protocol(
     """
     text_of = dict(zip(bench.query_ids, bench.query_texts))
     by_fold = fold_queries(bench, settings.protocol)
-    pool = max(KS)
+    pool = max(settings.ks)
     record = Record()
+    for k in settings.ks:
+        record.reranked.setdefault(k, {})
+        record.predicted.setdefault(k, {})
+        record.thresholds.setdefault(k, [])
     cache = SearchCache(pool)
     timings = record.timings
     query_encoder, states = None, {}
@@ -474,6 +494,7 @@ def evaluate(
     max_seq_length: int = 128,
     query_training: Optional[QueryTraining] = None,
     query_layers: int = 4,
+    depth: int = max(KS),
 ) -> Dict[str, Any]:
     """Build a pool and cross-validate under each protocol.
 
@@ -494,6 +515,8 @@ def evaluate(
     max_seq_length (int): word pieces per source segment for the encoder.
     query_training (Optional[QueryTraining]): "query" mode's training settings.
     query_layers (int): "query" mode: the top layers adapted.
+    depth (int): candidates per channel fused, and reranked whole if deeper than
+        max(KS) (see ProtocolSettings).
     RETURNS (Dict[str, Any]): the pool description and each protocol's results.
     """
     if pool == "full" and encoder_mode == "finetuned":
@@ -562,6 +585,7 @@ def evaluate(
             model=model,
             query_training=query_training or QueryTraining(),
             trainable_layers=query_layers,
+            depth=depth,
         )
         if encoder_mode == "query":
             out["query_encoder"] = {

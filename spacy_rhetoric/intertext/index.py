@@ -7,6 +7,9 @@ On disk (a directory)::
     segments.jsonl   {"id", "text"} per source segment, in row order
     lexical.npz      the lexical channel (CSR rows, document frequencies, terms)
     embeddings.npy   (n_segments, dim) float16 unit vectors (memory-mapped on load)
+    unit_embeddings.npy, unit_rows.npy
+                     optional (``dense_units``): float16 vectors of the sentences of
+                     long segments, and the segment row of each (ascending)
     reranker.json    optional: a trained pair classifier (see rerank.py)
 
 Search is exact. Each channel returns its top ``pool`` sources (sparse products over
@@ -14,6 +17,12 @@ the inverted index; chunked dense products over the embedding matrix), both scor
 are computed for every candidate of the union, and the candidates are ranked by
 weighted reciprocal rank fusion ``sum_c w_c / (rrf_k + rank_c)`` (a channel that did
 not return a candidate counts it at rank ``pool``).
+
+With ``dense_units`` the dense channel, like the lexical one with ``split_words``, also
+scores a long segment (a prose section) by its sentences: its similarity is the best of
+its whole vector's (the first ``max_seq_length`` word pieces) and its sentences'. The
+encoder truncates a 200-word section to its first sentences; a query quoting a sentence
+near its end is only found through that sentence's own vector.
 """
 
 import time
@@ -35,7 +44,7 @@ from .dense import (
     resolve_model_path,
     topk_inner,
 )
-from .lexical import LexicalIndex
+from .lexical import LexicalIndex, segment_units
 from .metrics import mean_reciprocal_rank, recall_at_k
 
 FORMAT_VERSION = 1
@@ -43,6 +52,8 @@ META_FILE = "meta.json"
 SEGMENTS_FILE = "segments.jsonl"
 LEXICAL_FILE = "lexical.npz"
 EMBEDDINGS_FILE = "embeddings.npy"
+UNIT_EMBEDDINGS_FILE = "unit_embeddings.npy"
+UNIT_ROWS_FILE = "unit_rows.npy"
 QUERY_ENCODER_DIR = "query_encoder"  # a query side tuned against this index (optional)
 CHANNELS = ("lexical", "dense")
 
@@ -87,6 +98,124 @@ class IntertextIndex:
         # the encoder once loaded; None: queries go through the bi-encoder as sources do
         self.query_encoder_path: Optional[Path] = None
         self._query_encoder: Any = None
+        # ``dense_units``: sentence vectors of the long segments and the row of each
+        self.unit_embeddings: Optional[np.ndarray] = None
+        self.unit_rows: Optional[np.ndarray] = None
+
+    def set_dense_units(self, unit_embeddings: np.ndarray, unit_rows: np.ndarray) -> None:
+        """Give the dense channel sentence vectors of long segments (see the module
+        docstring).
+
+        unit_embeddings (np.ndarray): (n_units, dim) unit vectors.
+        unit_rows (np.ndarray): (n_units,) the segment row of each, ascending.
+        """
+        unit_rows = np.asarray(unit_rows, dtype=np.int64)
+        if self.embeddings is None:
+            raise ValueError("intertext index: sentence vectors need a dense channel")
+        if unit_embeddings.ndim != 2 or unit_embeddings.shape[0] != len(unit_rows):
+            raise ValueError("intertext index: sentence vectors and their rows differ in number")
+        if unit_embeddings.shape[1] != self.embeddings.shape[1]:
+            raise ValueError(
+                f"intertext index: sentence vectors have {unit_embeddings.shape[1]} dimensions, "
+                f"the segments' {self.embeddings.shape[1]}"
+            )
+        if len(unit_rows) and (
+            np.any(np.diff(unit_rows) < 0) or unit_rows[0] < 0 or unit_rows[-1] >= len(self)
+        ):
+            raise ValueError("intertext index: sentence rows must be ascending segment rows")
+        self.unit_embeddings = unit_embeddings
+        self.unit_rows = unit_rows
+
+    def add_dense_units(
+        self, batch_size: int = 64, progress: bool = False, encoder: Any = None
+    ) -> int:
+        """Encode the sentences of the segments the lexical channel splits (its
+        ``split_words``) and give them to the dense channel (``set_dense_units``).
+
+        batch_size (int): encoding batch size.
+        progress (bool): show a progress bar.
+        encoder (Any): a loaded SentenceTransformer (None: the index's own).
+        RETURNS (int): the number of sentence vectors.
+        """
+        split_words = self.cfg.get("split_words")
+        if split_words is None:
+            raise ValueError(
+                "intertext index: sentence vectors need an index whose lexical channel splits "
+                "long segments (intertext index --split-words N)"
+            )
+        texts, rows = [], []
+        for row, text in enumerate(self.texts):
+            units = segment_units(text, split_words)
+            if len(units) > 1:
+                texts.extend(units)
+                rows.extend([row] * len(units))
+        encoder = encoder if encoder is not None else self.encoder
+        vectors = encode(encoder, texts, batch_size, progress, PASSAGE_PROMPT)
+        self.set_dense_units(vectors.astype(np.float16), np.asarray(rows, dtype=np.int64))
+        self.cfg["dense_units"] = len(rows)
+        return len(rows)
+
+    def dense_scores(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The dense similarity of given segments to one query vector: the cosine of the
+        segment's vector, or the best of it and its sentences' (``dense_units``).
+
+        RETURNS (np.ndarray): (len(rows),) float32.
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        scores = np.asarray(self.embeddings[rows], dtype=np.float32) @ query
+        if self.unit_rows is None or len(rows) == 0 or len(self.unit_rows) == 0:
+            return scores.astype(np.float32)
+        starts = np.searchsorted(self.unit_rows, rows, side="left")
+        counts = np.searchsorted(self.unit_rows, rows, side="right") - starts
+        has = counts > 0
+        if not has.any():
+            return scores.astype(np.float32)
+        counts_h, starts_h = counts[has], starts[has]
+        offsets = np.cumsum(counts_h) - counts_h
+        units = np.repeat(starts_h - offsets, counts_h) + np.arange(counts_h.sum())
+        unit_scores = np.asarray(self.unit_embeddings[units], dtype=np.float32) @ query
+        scores[has] = np.maximum(scores[has], np.maximum.reduceat(unit_scores, offsets))
+        return scores.astype(np.float32)
+
+    def dense_topk(self, queries: np.ndarray, k: int) -> List[Tuple[np.ndarray, np.ndarray]]:
+        """Exact top-k segments by dense similarity (``dense_scores``) for each query.
+
+        queries (np.ndarray): (n_queries, dim) query vectors.
+        k (int): segments per query.
+        RETURNS (List[Tuple[np.ndarray, np.ndarray]]): per query (rows, scores), best
+            first (ties: lower row first).
+        """
+        whole = topk_inner(queries, self.embeddings, k)
+        if self.unit_rows is None or len(self.unit_rows) == 0:
+            return whole
+        n_units = len(self.unit_rows)
+        # the best units until they name k segments (or all units are taken): then no
+        # segment outside them can beat the k-th best of them through a sentence
+        m = min(n_units, 4 * k)
+        todo = np.arange(len(queries))
+        unit_hits: List[Any] = [None] * len(queries)
+        while len(todo):
+            found = topk_inner(queries[todo], self.unit_embeddings, m)
+            again = []
+            for j, qi in enumerate(todo.tolist()):
+                units, vals = found[j]
+                if m < n_units and len(np.unique(self.unit_rows[units])) < k:
+                    again.append(qi)
+                else:
+                    unit_hits[qi] = (units, vals)
+            todo = np.asarray(again, dtype=np.int64)
+            m = min(n_units, 4 * m)
+        out = []
+        for qi, (rows, vals) in enumerate(whole):
+            units, unit_vals = unit_hits[qi]
+            all_rows = np.concatenate([rows, self.unit_rows[units]])
+            all_vals = np.concatenate([vals, unit_vals]).astype(np.float32)
+            order = np.lexsort((all_rows, -all_vals))
+            all_rows, all_vals = all_rows[order], all_vals[order]
+            _, first = np.unique(all_rows, return_index=True)
+            first = np.sort(first)[:k]
+            out.append((all_rows[first], all_vals[first]))
+        return out
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -116,6 +245,7 @@ class IntertextIndex:
         rrf_k: float = 60.0,
         progress: bool = False,
         split_words: Optional[int] = None,
+        dense_units: bool = False,
     ) -> "IntertextIndex":
         """Build an index from source segments.
 
@@ -134,6 +264,8 @@ class IntertextIndex:
         progress (bool): show progress bars.
         split_words (Optional[int]): the lexical channel scores segments of more words by
             their sentences (``lexical.segment_units``); None: every segment whole.
+        dense_units (bool): the dense channel also encodes the sentences of those
+            segments (``add_dense_units``; needs ``split_words`` and ``dense``).
         RETURNS (IntertextIndex): the index.
         """
         ids = [seg_id for seg_id, _ in segments]
@@ -177,7 +309,14 @@ class IntertextIndex:
             "split_words": split_words,
             "build_timings": timings,
         }
-        return cls(ids, texts, lexical, embeddings, cfg, encoder)
+        index = cls(ids, texts, lexical, embeddings, cfg, encoder)
+        if dense_units:
+            if not dense:
+                raise ValueError("intertext index: sentence vectors need the dense channel")
+            start = time.perf_counter()
+            index.add_dense_units(batch_size, progress)
+            timings["dense_units_s"] = time.perf_counter() - start
+        return index
 
     def to_disk(self, path: Union[str, Path]) -> None:
         """Write the index to a directory (created if missing)."""
@@ -192,6 +331,17 @@ class IntertextIndex:
             np.save(path / EMBEDDINGS_FILE, np.asarray(self.embeddings, dtype=np.float16))
         elif (path / EMBEDDINGS_FILE).exists():
             (path / EMBEDDINGS_FILE).unlink()
+        for name, array in (
+            (UNIT_EMBEDDINGS_FILE, self.unit_embeddings),
+            (UNIT_ROWS_FILE, self.unit_rows),
+        ):
+            if array is not None:
+                np.save(
+                    path / name,
+                    np.asarray(array, dtype=np.float16 if array.ndim == 2 else np.int64),
+                )
+            elif (path / name).exists():
+                (path / name).unlink()
 
     @classmethod
     def from_disk(cls, path: Union[str, Path], mmap: bool = True) -> "IntertextIndex":
@@ -230,6 +380,12 @@ class IntertextIndex:
             if file.is_file():
                 embeddings = np.load(file, mmap_mode="r" if mmap else None)
             index = cls(ids, texts, lexical, embeddings, cfg)
+            if (path / UNIT_ROWS_FILE).is_file():
+                file = path / UNIT_ROWS_FILE
+                unit_rows = np.load(file, allow_pickle=False)
+                file = path / UNIT_EMBEDDINGS_FILE
+                unit_embeddings = np.load(file, mmap_mode="r" if mmap else None)
+                index.set_dense_units(unit_embeddings, unit_rows)
             if embeddings is not None and (path / QUERY_ENCODER_DIR).is_dir():
                 index.query_encoder_path = path / QUERY_ENCODER_DIR
             return index
@@ -298,7 +454,7 @@ class IntertextIndex:
                 if query_embeddings is not None
                 else self.encode_queries(texts, progress)
             )
-            dense_hits = topk_inner(q_vectors, self.embeddings, pool)
+            dense_hits = self.dense_topk(np.asarray(q_vectors, dtype=np.float32), pool)
         q_lex = self.lexical.query_matrix(texts)
         w_lex, w_dense = self.cfg["weights"]
         if "lexical" not in channels:
@@ -319,8 +475,7 @@ class IntertextIndex:
                 continue
             lex_scores = self.lexical.score_rows(q_lex[qi], rows)
             if q_vectors is not None:
-                block = np.asarray(self.embeddings[rows], dtype=np.float32)
-                dense_scores = block @ q_vectors[qi]
+                dense_scores = self.dense_scores(np.asarray(q_vectors[qi], np.float32), rows)
             else:
                 dense_scores = np.zeros(len(rows), dtype=np.float32)
             candidates = [
