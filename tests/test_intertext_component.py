@@ -183,6 +183,19 @@ def test_cli_index_match_evaluate_shapes(tmp_path):
     assert "header query_id,source_id,label; expected seg_id,text" in said
 
 
+def test_cli_index_dense_units_without_what_they_need_fails_in_one_line(tmp_path):
+    for extra in (["--no-dense"], ["--split-words", "0"]):
+        result = CliRunner().invoke(
+            app,
+            ["intertext", "index", str(FIXTURES / "sources.csv"), "-o", str(tmp_path / "i")]
+            + extra
+            + ["--dense-units"],
+        )
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        assert "sentence vectors need the dense channel" in " ".join(result.output.split())
+        assert not (tmp_path / "i").exists()
+
+
 def test_pipeline_saves_the_reranker_and_refers_to_the_index(index_dir, tmp_path):
     import shutil
 

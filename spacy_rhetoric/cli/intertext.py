@@ -96,17 +96,20 @@ def intertext_index_cli(
     set_torch_threads()
     segments = _read_segments(source, authors)
     start = time.perf_counter()
-    index = IntertextIndex.build(
-        segments,
-        model=model,
-        kind=kind,
-        dense=not no_dense,
-        batch_size=batch_size,
-        max_seq_length=max_seq_length,
-        progress=on_terminal(),
-        split_words=split_words if split_words > 0 else None,
-        dense_units=dense_units,
-    )
+    try:
+        index = IntertextIndex.build(
+            segments,
+            model=model,
+            kind=kind,
+            dense=not no_dense,
+            batch_size=batch_size,
+            max_seq_length=max_seq_length,
+            progress=on_terminal(),
+            split_words=split_words if split_words > 0 else None,
+            dense_units=dense_units,
+        )
+    except ValueError as err:  # duplicate ids, --dense-units without what it needs
+        msg.fail(str(err), exits=1)
     null_start = time.perf_counter()
     index.cfg[NULL_KEY] = estimate_null_threshold(index)
     index.cfg["build_timings"]["null_threshold_s"] = time.perf_counter() - null_start
@@ -410,15 +413,16 @@ def intertext_evaluate_cli(
                 f"R@10 {fused['recall@10']:.3f} R@100 {fused['recall@100']:.3f} "
                 f"MRR {fused['mrr']:.3f}"
             )
-            for k in sorted({5, 10, 100, r.get("depth", 100)}):
+            depth = r["depth"]
+            for k in sorted({5, 10, 100, depth}):
                 s = r[f"rerank@{k}"]
                 typer.echo(
                     f"  rerank@{k}: P {s['precision']:.3f} R {s['recall']:.3f} F1 {s['f1']:.3f} "
                     f"(all queries: P {s['all_precision']:.3f} F1 {s['all_f1']:.3f}) "
                     f"SMR {s['smr']:.2e} FPR {s['fpr']:.2e} FNR {s['fnr']:.2e}"
                 )
-            ranked = r[f"rerank@{r.get('depth', 100)}"]["ranking"]
+            ranked = r[f"rerank@{depth}"]["ranking"]
             typer.echo(
-                f"  reranked top {r.get('depth', 100)}: R@1 {ranked['recall@1']:.3f} "
+                f"  reranked top {depth}: R@1 {ranked['recall@1']:.3f} "
                 f"R@10 {ranked['recall@10']:.3f} R@100 {ranked['recall@100']:.3f}"
             )

@@ -96,18 +96,16 @@ class ProtocolSettings:
 
 @dataclass
 class Record:
-    """What the folds of one protocol produced, keyed by (fold, query)."""
+    """What the folds of one protocol produced, keyed by (fold, query); ``ks``: the
+    candidate counts reranked (``ProtocolSettings.ks``)."""
 
+    ks: Sequence[int] = KS
     ranked: Dict[str, Dict[Tuple[int, str], List[int]]] = field(
         default_factory=lambda: {name: {} for name in CHANNEL_SETTINGS}
     )
-    reranked: Dict[int, Dict[Tuple[int, str], List[int]]] = field(
-        default_factory=lambda: {k: {} for k in KS}
-    )
-    predicted: Dict[int, Dict[Tuple[int, str], List[int]]] = field(
-        default_factory=lambda: {k: {} for k in KS}
-    )
-    thresholds: Dict[int, List[float]] = field(default_factory=lambda: {k: [] for k in KS})
+    reranked: Dict[int, Dict[Tuple[int, str], List[int]]] = field(default_factory=dict)
+    predicted: Dict[int, Dict[Tuple[int, str], List[int]]] = field(default_factory=dict)
+    thresholds: Dict[int, List[float]] = field(default_factory=dict)
     ce_reranked: Dict[int, Dict[Tuple[int, str], List[int]]] = field(
         default_factory=lambda: {k: {} for k in CE_KS}
     )
@@ -126,6 +124,12 @@ class Record:
             "rerank_s": 0.0,
         }
     )
+
+    def __post_init__(self) -> None:
+        for k in self.ks:
+            self.reranked.setdefault(k, {})
+            self.predicted.setdefault(k, {})
+            self.thresholds.setdefault(k, [])
 
 
 CHANNEL_SETTINGS = ("lexical", "dense", "fused")
@@ -324,11 +328,7 @@ def run_protocol(
     text_of = dict(zip(bench.query_ids, bench.query_texts))
     by_fold = fold_queries(bench, settings.protocol)
     pool = max(settings.ks)
-    record = Record()
-    for k in settings.ks:
-        record.reranked.setdefault(k, {})
-        record.predicted.setdefault(k, {})
-        record.thresholds.setdefault(k, [])
+    record = Record(settings.ks)
     cache = SearchCache(pool)
     timings = record.timings
     query_encoder, states = None, {}

@@ -44,7 +44,7 @@ from .dense import (
     resolve_model_path,
     topk_inner,
 )
-from .lexical import LexicalIndex, segment_units
+from .lexical import LexicalIndex, row_units, segment_units
 from .metrics import mean_reciprocal_rank, recall_at_k
 
 FORMAT_VERSION = 1
@@ -162,20 +162,16 @@ class IntertextIndex:
         RETURNS (np.ndarray): (len(rows),) float32.
         """
         rows = np.asarray(rows, dtype=np.int64)
-        scores = np.asarray(self.embeddings[rows], dtype=np.float32) @ query
-        if self.unit_rows is None or len(rows) == 0 or len(self.unit_rows) == 0:
-            return scores.astype(np.float32)
-        starts = np.searchsorted(self.unit_rows, rows, side="left")
-        counts = np.searchsorted(self.unit_rows, rows, side="right") - starts
-        has = counts > 0
-        if not has.any():
-            return scores.astype(np.float32)
-        counts_h, starts_h = counts[has], starts[has]
-        offsets = np.cumsum(counts_h) - counts_h
-        units = np.repeat(starts_h - offsets, counts_h) + np.arange(counts_h.sum())
-        unit_scores = np.asarray(self.unit_embeddings[units], dtype=np.float32) @ query
-        scores[has] = np.maximum(scores[has], np.maximum.reduceat(unit_scores, offsets))
-        return scores.astype(np.float32)
+        scores = (np.asarray(self.embeddings[rows], dtype=np.float32) @ query).astype(np.float32)
+        if self.unit_rows is None:
+            return scores
+        # only the rows that have sentences (reduceat needs units in every row)
+        has = np.isin(rows, self.unit_rows)
+        if has.any():
+            units, offsets = row_units(self.unit_rows, rows[has])
+            unit_scores = np.asarray(self.unit_embeddings[units], dtype=np.float32) @ query
+            scores[has] = np.maximum(scores[has], np.maximum.reduceat(unit_scores, offsets))
+        return scores
 
     def dense_topk(self, queries: np.ndarray, k: int) -> List[Tuple[np.ndarray, np.ndarray]]:
         """Exact top-k segments by dense similarity (``dense_scores``) for each query.
@@ -193,17 +189,13 @@ class IntertextIndex:
         # segment outside them can beat the k-th best of them through a sentence
         m = min(n_units, 4 * k)
         todo = np.arange(len(queries))
-        unit_hits: List[Any] = [None] * len(queries)
+        unit_hits: Dict[int, Tuple[np.ndarray, np.ndarray]] = {}
         while len(todo):
             found = topk_inner(queries[todo], self.unit_embeddings, m)
-            again = []
-            for j, qi in enumerate(todo.tolist()):
-                units, vals = found[j]
-                if m < n_units and len(np.unique(self.unit_rows[units])) < k:
-                    again.append(qi)
-                else:
+            for qi, (units, vals) in zip(todo.tolist(), found):
+                if m == n_units or len(np.unique(self.unit_rows[units])) >= k:
                     unit_hits[qi] = (units, vals)
-            todo = np.asarray(again, dtype=np.int64)
+            todo = np.asarray([qi for qi in todo.tolist() if qi not in unit_hits], np.int64)
             m = min(n_units, 4 * m)
         out = []
         for qi, (rows, vals) in enumerate(whole):
@@ -268,6 +260,11 @@ class IntertextIndex:
             segments (``add_dense_units``; needs ``split_words`` and ``dense``).
         RETURNS (IntertextIndex): the index.
         """
+        if dense_units and not (dense and split_words is not None):
+            raise ValueError(
+                "intertext index: sentence vectors need the dense channel and long segments "
+                "split into sentences (--split-words N, no --no-dense)"
+            )
         ids = [seg_id for seg_id, _ in segments]
         texts = [text for _, text in segments]
         seen: Dict[str, int] = {}
@@ -311,8 +308,6 @@ class IntertextIndex:
         }
         index = cls(ids, texts, lexical, embeddings, cfg, encoder)
         if dense_units:
-            if not dense:
-                raise ValueError("intertext index: sentence vectors need the dense channel")
             start = time.perf_counter()
             index.add_dense_units(batch_size, progress)
             timings["dense_units_s"] = time.perf_counter() - start
@@ -331,17 +326,12 @@ class IntertextIndex:
             np.save(path / EMBEDDINGS_FILE, np.asarray(self.embeddings, dtype=np.float16))
         elif (path / EMBEDDINGS_FILE).exists():
             (path / EMBEDDINGS_FILE).unlink()
-        for name, array in (
-            (UNIT_EMBEDDINGS_FILE, self.unit_embeddings),
-            (UNIT_ROWS_FILE, self.unit_rows),
-        ):
-            if array is not None:
-                np.save(
-                    path / name,
-                    np.asarray(array, dtype=np.float16 if array.ndim == 2 else np.int64),
-                )
-            elif (path / name).exists():
-                (path / name).unlink()
+        if self.unit_rows is not None:
+            np.save(path / UNIT_EMBEDDINGS_FILE, np.asarray(self.unit_embeddings, np.float16))
+            np.save(path / UNIT_ROWS_FILE, self.unit_rows)
+        else:
+            for name in (UNIT_EMBEDDINGS_FILE, UNIT_ROWS_FILE):
+                (path / name).unlink(missing_ok=True)
 
     @classmethod
     def from_disk(cls, path: Union[str, Path], mmap: bool = True) -> "IntertextIndex":

@@ -91,6 +91,22 @@ def segment_units(text: str, split_words: Optional[int]) -> List[str]:
     return [part for part in _SENTENCE_END.split(text) if part.strip()] or [text]
 
 
+def row_units(unit_row: np.ndarray, rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The units of given rows, where each row's units are consecutive.
+
+    unit_row (np.ndarray): the row of each unit, ascending.
+    rows (np.ndarray): the rows asked for.
+    RETURNS (Tuple[np.ndarray, np.ndarray]): the units of the rows in order, and the
+        offset of each row's first unit among them (a row without units gets the
+        offset of the next one; ``np.maximum.reduceat`` needs every row to have one).
+    """
+    starts = np.searchsorted(unit_row, rows, side="left")
+    counts = np.searchsorted(unit_row, rows, side="right") - starts
+    offsets = np.cumsum(counts) - counts
+    units = np.repeat(starts - offsets, counts) + np.arange(counts.sum())
+    return units, offsets
+
+
 class LexicalIndex:
     """An inverted index of source segments over terms, scored by shared rarity."""
 
@@ -180,11 +196,8 @@ class LexicalIndex:
             return (scores / self.norm[rows]).astype(np.float32)
         if len(rows) == 0:
             return np.zeros(0, dtype=np.float32)
-        # the units of each row are consecutive, and every row has at least one
-        starts = np.searchsorted(self.unit_row, rows, side="left")
-        counts = np.searchsorted(self.unit_row, rows, side="right") - starts
-        offsets = np.cumsum(counts) - counts
-        units = np.repeat(starts - offsets, counts) + np.arange(counts.sum())
+        # every row has at least one unit
+        units, offsets = row_units(self.unit_row, rows)
         unit_scores = (query @ self.matrix[units].T).toarray().ravel() / self.norm[units]
         return np.maximum.reduceat(unit_scores, offsets).astype(np.float32)
 
