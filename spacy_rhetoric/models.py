@@ -205,8 +205,8 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
         ModelSpec(
             "intertext-la", "la", "intertext",
             "intertext_matcher with an index of Virgil (Aeneid, Georgics, Eclogues: every "
-            "verse line; lexical + multilingual-e5-small) and its reranker trained on the "
-            "Loci Similes links to Virgil",
+            "verse line; lexical + multilingual-e5-small) and the reranker trained on the "
+            "Loci Similes links against all ten source authors",
             VIRGIL_LICENCE, ("latin-corpora", "loci-similes"), ("pipeline-intertext-la",),
             "training/intertext-la/model", package="la_rhetoric_intertext",
             sources=(
@@ -217,7 +217,7 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
                     "CC BY-SA 3.0 (Perseus); Tesserae UBPL 1.0",
                 ),
                 (
-                    "Loci Similes (Jerome, Lactantius -> Virgil links; the reranker)",
+                    "Loci Similes (Jerome, Lactantius -> classical links; the reranker)",
                     "https://github.com/julianschelb/locisimiles",
                     "MIT",
                 ),

@@ -255,6 +255,58 @@ def _links(doc):
     return [(span.text, span._.intertext_links) for span in doc.spans["intertext"]]
 
 
+def test_pipeline_ships_a_portable_reranker_instead_of_the_index_own(index_dir, tmp_path):
+    """``intertext pipeline --reranker``: a reranker exported from one index, saved with
+    the component over another index of the same kind (here a copy with no reranker),
+    links as it did on the index it was trained on, and survives to_disk/spacy.load."""
+    import re
+    import shutil
+
+    from spacy_rhetoric.intertext.pipeline import index_pipeline
+    from spacy_rhetoric.intertext.train import export_reranker
+
+    trained = tmp_path / "trained"
+    shutil.copytree(index_dir, trained)
+    summary = train_reranker(FIXTURES, trained, k=5)
+    portable = tmp_path / "portable.json"
+    export_reranker(trained, portable, summary)
+    expected = _links(index_pipeline(trained, "la", k=3)(TEXT))
+    assert expected and all(
+        link["probability"] is not None for _, links in expected for link in links
+    )
+    bare = tmp_path / "bare"
+    shutil.copytree(index_dir, bare)
+    assert not (bare / "reranker.json").exists()
+    nlp = index_pipeline(bare, "la", k=3, reranker=portable)
+    assert "the reranker portable.json" in nlp.meta["description"]
+    assert _links(nlp(TEXT)) == expected
+    nlp.to_disk(tmp_path / "pipeline")
+    assert (tmp_path / "pipeline" / "intertext_matcher" / "reranker.json").is_file()
+    assert _links(spacy.load(tmp_path / "pipeline")(TEXT)) == expected
+    result = CliRunner().invoke(
+        app,
+        ["intertext", "pipeline", str(bare), "-o", str(tmp_path / "cli"), "-k", "3",
+         "--reranker", str(portable)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert _links(spacy.load(tmp_path / "cli")(TEXT)) == expected
+    (tmp_path / "broken.json").write_text("{not json", encoding="utf8")
+    (tmp_path / "foreign.json").write_text('{"type": "svm"}', encoding="utf8")
+    for bad, said in (
+        (tmp_path / "missing.json", "missing.json not found"),
+        (tmp_path / "broken.json", "broken.json is not a reranker file"),
+        (tmp_path / "foreign.json", "foreign.json is not a reranker file"),
+        (trained / "reranker.json", "carries no fusion"),
+    ):
+        args = ["intertext", "pipeline", str(bare), "-o", str(tmp_path / "q"),
+                "--reranker", str(bad)]  # fmt: skip
+        result = CliRunner().invoke(app, args)
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", result.output)
+        assert result.exit_code == 1 and "Traceback" not in plain, plain
+        assert said in " ".join(plain.split()), plain
+        assert not (tmp_path / "q").exists()
+
+
 @pytest.mark.parametrize("name", ["meta.json", "segments.jsonl", "lexical.npz", "embeddings.npy"])
 def test_a_corrupted_index_file_fails_in_one_line_naming_it(index_dir, tmp_path, name):
     import re

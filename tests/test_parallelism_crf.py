@@ -75,10 +75,12 @@ def cases(num_tags, lengths, seed, density):
     return crf, emissions, mask, brute
 
 
+@pytest.mark.parametrize("algorithm", ["scan", "forward"])
 @SETTINGS
 @given(**case_args)
-def test_log_partition_matches_enumeration(num_tags, lengths, seed, density):
+def test_log_partition_matches_enumeration(algorithm, num_tags, lengths, seed, density):
     crf, emissions, mask, brute = cases(num_tags, lengths, seed, density)
+    crf.algorithm = algorithm
     log_z = crf.log_partition(emissions, mask)
     assert log_z.shape == (len(lengths),)
     for b, scores in enumerate(brute):
@@ -176,6 +178,61 @@ def test_gradients_finite_under_constraints(num_tags, lengths, seed, density):
     crf.log_partition(em, mask).sum().backward()
     marginals = crf.marginals(emissions.detach(), mask).detach()
     numpy.testing.assert_allclose(em.grad.numpy(), marginals.numpy(), atol=1e-8)
+
+
+@SETTINGS
+@given(
+    num_tags=st.integers(1, 8),
+    lengths=st.lists(st.integers(1, 70), min_size=1, max_size=4),
+    seed=st.integers(0, 2**32 - 1),
+    density=st.sampled_from([0.5, 0.75, 1.0]),
+)
+def test_scan_equals_the_forward_algorithm_on_long_sequences(num_tags, lengths, seed, density):
+    """The pairwise reduction pads odd rounds with the identity and puts the identity
+    past each sequence's end: value and every gradient equal the forward algorithm's
+    on lengths the enumeration cannot reach."""
+    crf, emissions, mask = make_case(num_tags, lengths, seed, density)
+    tags = torch.zeros(mask.shape, dtype=torch.long)
+    tags[:] = int(torch.nonzero(crf.trans_allowed.diagonal() & crf.start_allowed
+                                & crf.end_allowed)[0])  # fmt: skip
+    results = {}
+    for algorithm in ("forward", "scan"):
+        crf.algorithm = algorithm
+        crf.zero_grad()
+        em = emissions.clone().requires_grad_(True)
+        loss = crf(em, tags, mask, reduction="sum")
+        loss.backward()
+        grads = [em.grad] + [p.grad for p in crf.parameters()]
+        results[algorithm] = (crf.log_partition(emissions, mask).detach(), loss.detach(), grads)
+    forward, scan = results["forward"], results["scan"]
+    numpy.testing.assert_allclose(scan[0].numpy(), forward[0].numpy(), rtol=1e-10, atol=1e-9)
+    assert scan[1].item() == pytest.approx(forward[1].item(), rel=1e-10, abs=1e-9)
+    for mine, theirs in zip(scan[2], forward[2], strict=True):
+        numpy.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-8, atol=1e-9)
+
+
+def test_auto_takes_the_scan_for_small_cpu_batches_and_float32_stays_close(monkeypatch):
+    assert ConstrainedCRF.algorithm == "auto"
+    crf, emissions, mask = make_case(7, [640, 300, 17], seed=3, density=0.75)
+    crf, emissions = crf.float(), emissions.float()
+    taken = []
+    for name in ("_scan_log_z", "_forward_scores"):
+        original = getattr(ConstrainedCRF, name)
+
+        def spy(self, *args, _name=name, _original=original):
+            taken.append(_name)
+            return _original(self, *args)
+
+        monkeypatch.setattr(ConstrainedCRF, name, spy)
+    scan = crf.log_partition(emissions, mask)  # B * K^3 = 1,029: the scan
+    crf.log_partition(emissions.repeat(5, 1, 1), mask.repeat(5, 1))  # 5,145: forward
+    assert taken == ["_scan_log_z", "_forward_scores"]
+    crf.algorithm = "nope"
+    with pytest.raises(ValueError, match="unknown algorithm 'nope'"):
+        crf.log_partition(emissions, mask)
+    crf.algorithm = "forward"
+    forward = crf.log_partition(emissions, mask)
+    numpy.testing.assert_allclose(scan.detach().numpy(), forward.detach().numpy(), rtol=1e-5)
 
 
 def bio_crf() -> ConstrainedCRF:

@@ -1,6 +1,7 @@
 #!/bin/bash
 # The GPU checks of issue #24 in one call on a lent GPU machine (Python 3.12 with torch
-# and cupy, no registry): the CUDA tests, the training-step timings of every parallelism
+# and cupy, no registry): the CUDA tests, the CRF loss by the forward algorithm against
+# the parallel scan (benchmarks/crf_scan.py; steps of the full recipe with each), the training-step timings of every parallelism
 # recipe (frozen, top-2 and top-4 adapted, all 12 layers) and of masked-language
 # pretraining, the shipped Latin model evaluated on the GPU, and one seed of the
 # full fine-tuning recipe within the time left. Needs .dev/ (`bash benchmarks/gpu/prepare.sh`
@@ -11,7 +12,7 @@ set -u -o pipefail
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 OUT=${OUT:-.dev/out}; GPU=${GPU:-0}; BUDGET=${BUDGET:-560}; STEPS=${STEPS:-40}; MLM_STEPS=${MLM_STEPS:-150}
 SITE=${SITE:-/tmp/site}
-PHASES=${PHASES:-tests steps mlm shipped full}; on(){ [[ " $PHASES " == *" $1 "* ]]; }
+PHASES=${PHASES:-tests crf steps mlm shipped full}; on(){ [[ " $PHASES " == *" $1 "* ]]; }
 FINAL=$OUT; OUT=/tmp/gpu-results
 mkdir -p "$OUT" "$FINAL"
 S=$(date +%s); el(){ echo $(( $(date +%s) - S )); }
@@ -35,15 +36,20 @@ timeout 120 python3 -m cProfile -o "$OUT/asp-full.prof" benchmarks/gpu/train_ste
 python3 -c "import pstats,sys; p=pstats.Stats(sys.argv[1]); p.sort_stats('tottime').print_stats(30); p.sort_stats('cumtime').print_stats(45)" "$OUT/asp-full.prof" > "$OUT/asp-full-profile.txt" 2>&1
 grep -A32 "tottime" "$OUT/asp-full-profile.txt" | head -34
 fi
-if on steps; then t steps
 steps(){ local label=$1 cfg=$2; shift 2
   timeout 90 python3 benchmarks/gpu/train_steps.py "$cfg" --gpu-id "$GPU" --steps "$STEPS" --warmup 10 --label "$label" --out "$OUT/steps-$label.json" "$@" 2>&1 | tail -1
   t "steps $label done"; }
+if on steps; then t steps
 steps asp-frozen $C/asp-me5.cfg $L.spelling latin-v
 steps asp-top2 $C/asp-me5-adapted.cfg
 steps asp-top4 $C/asp-me5-adapted.cfg $L.spelling latin-v $L.model.tok2vec.trainable_layers 4 $L.model.tok2vec.frozen_layers "[4,6]"
 steps asp-full $C/asp-me5-adapted.cfg $L.model.tok2vec.trainable_layers 12 $L.model.tok2vec.frozen_layers "[]"
 steps pse-full $C/pse-me5-adapted.cfg $L.model.tok2vec.trainable_layers 12 $L.model.tok2vec.frozen_layers "[]"
+fi
+if on crf; then t crf
+timeout 120 python3 benchmarks/crf_scan.py --device cuda --repeats 5 --output "$OUT/crf-scan-gpu.json" 2>&1 | tail -3
+steps asp-full-forward $C/asp-me5-adapted.cfg --crf forward $L.model.tok2vec.trainable_layers 12 $L.model.tok2vec.frozen_layers "[]"
+steps asp-full-scan $C/asp-me5-adapted.cfg --crf scan $L.model.tok2vec.trainable_layers 12 $L.model.tok2vec.frozen_layers "[]"
 fi
 if on mlm; then t mlm
 timeout 90 python3 -m spacy_rhetoric models pretrain-encoder corpus/asp/train.spacy --output /tmp/mlm --steps "$MLM_STEPS" --batch-size 64 --length 128 --gpu-id "$GPU" 2>&1 | grep -v Warning | tail -5 | tee "$OUT/mlm.txt"

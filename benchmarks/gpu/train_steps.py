@@ -7,6 +7,9 @@ words per step and per second, and the device.
     python benchmarks/gpu/train_steps.py configs/parallelism/asp-me5-adapted.cfg \
         --gpu-id 0 --steps 60 --warmup 10 --out metrics/gpu-steps-asp-top2.json \
         --components.parallelism_tagger.spelling latin-v
+
+``--crf auto|scan|forward`` times the CRF loss's two ways of computing log Z
+(``ConstrainedCRF.algorithm``; run each in its own process, alternating).
 """
 
 import argparse
@@ -33,6 +36,12 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--label", default="")
+    parser.add_argument(
+        "--crf",
+        choices=["auto", "scan", "forward"],
+        default=None,
+        help="how the CRF loss computes log Z (default: ConstrainedCRF's)",
+    )
     args, rest = parser.parse_known_args()
     overrides = parse_config_overrides(rest)
     if args.gpu_id >= 0:
@@ -40,6 +49,10 @@ def main() -> None:
     else:
         require_cpu()
     import spacy_rhetoric  # noqa: F401  (registers the components)
+    from spacy_rhetoric.parallelism.crf import ConstrainedCRF
+
+    if args.crf is not None:
+        ConstrainedCRF.algorithm = args.crf
 
     config = util.load_config(args.config, overrides=overrides, interpolate=False)
     start = time.perf_counter()
@@ -70,6 +83,7 @@ def main() -> None:
         "label": args.label,
         "config": str(args.config),
         "overrides": dict(overrides),
+        "crf": ConstrainedCRF.algorithm,
         "device": "gpu" if args.gpu_id >= 0 else "cpu",
         "gpu_name": _gpu_name() if args.gpu_id >= 0 else None,
         "init_seconds": init_seconds,

@@ -193,13 +193,21 @@ def intertext_pipeline_cli(
     k: int = Opt(10, "--top-k", "-k", help="Candidates per sentence that may become links"),
     name: str = Opt("intertext", "--name", help="The pipeline's meta name"),
     description: str = Opt("", "--description", help="The pipeline's meta description"),
+    reranker: Optional[Path] = Opt(
+        None,
+        "--reranker",
+        help="A portable reranker file (intertext train --export, or a packaged one) to "
+        "save instead of the index's own",
+    ),
 ) -> None:
     """Save a spaCy pipeline (sentencizer + intertext_matcher) with the index inside it,
     ready for `spacy package` or `spacy.load`."""
     from ..intertext.pipeline import index_pipeline
 
     try:
-        nlp = index_pipeline(index_dir, lang, k, name=name, description=description)
+        nlp = index_pipeline(
+            index_dir, lang, k, name=name, description=description, reranker=reranker
+        )
     except ImportError:  # spacy.blank: no such language
         msg.fail(f"intertext pipeline: unknown language '{lang}' (a spaCy language code)", exits=1)
     except (FileNotFoundError, ValueError, KeyError, OSError) as err:

@@ -6,10 +6,11 @@ from pathlib import Path
 from typing import Optional, Union
 
 import spacy
+import srsly
 from spacy.language import Language
 
 from .index import IntertextIndex
-from .rerank import RERANKER_FILE
+from .rerank import RERANKER_FILE, FeatureReranker
 
 
 def index_pipeline(
@@ -19,6 +20,7 @@ def index_pipeline(
     threshold: Optional[float] = None,
     name: str = "intertext",
     description: str = "",
+    reranker: Optional[Union[str, Path]] = None,
 ) -> Language:
     """Build the pipeline around an index (opened now, so a bad index fails here).
 
@@ -30,20 +32,53 @@ def index_pipeline(
         ``link.link_segments``).
     name (str): the pipeline's meta name.
     description (str): the pipeline's meta description.
+    reranker (Optional[Union[str, Path]]): a portable reranker file (``intertext train
+        --export``, or a packaged one) saved with the component instead of the index's
+        own; it carries the fusion it was trained with, so it must come from an index of
+        the same kind (the same dense model, or lexical only).
     RETURNS (Language): the pipeline; ``nlp.to_disk`` copies the index into it.
-    RAISES FileNotFoundError, ValueError: the folder is not a readable index.
+    RAISES FileNotFoundError, ValueError: the folder is not a readable index, or the
+        reranker file is missing, malformed or carries no fusion.
     """
     index_dir = Path(index_dir)
     IntertextIndex.from_disk(index_dir)  # fails now, with the index's own message
+    chosen = read_portable_reranker(reranker) if reranker is not None else None
     nlp = spacy.blank(lang)
     nlp.add_pipe("sentencizer")
     config = {"index_path": str(index_dir), "k": k, "threshold": threshold,
               "store_index": True}  # fmt: skip
-    nlp.add_pipe("intertext_matcher", config=config)  # opens the index on first use
+    matcher = nlp.add_pipe("intertext_matcher", config=config)  # opens the index on first use
+    if chosen is not None:
+        matcher.reranker = chosen  # saved with the component; its fusion wins on load
+        matcher._reranker_read = True
     nlp.meta["name"] = name
     own = (index_dir / RERANKER_FILE).is_file()
+    which = (
+        f"the reranker {Path(reranker).name}"
+        if chosen is not None
+        else ("its own reranker" if own else "no reranker of its own")
+    )
     nlp.meta["description"] = description or (
-        f"intertext_matcher over the index {index_dir.name} "
-        f"({'its own reranker' if own else 'no reranker of its own'})"
+        f"intertext_matcher over the index {index_dir.name} ({which})"
     )
     return nlp
+
+
+def read_portable_reranker(path: Union[str, Path]) -> FeatureReranker:
+    """RETURNS (FeatureReranker): the reranker in a portable file (with its fusion).
+    RAISES FileNotFoundError, ValueError: a missing, malformed or fusion-less file, in one
+        line naming it."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"intertext pipeline: reranker file {path} not found")
+    try:
+        found = FeatureReranker.from_dict(srsly.read_json(path))
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ValueError(f"intertext pipeline: {path} is not a reranker file: {first}") from None
+    if not found.fusion:
+        raise ValueError(
+            f"intertext pipeline: {path} carries no fusion (an index's own reranker.json); "
+            "export a portable one with 'intertext train --export'"
+        )
+    return found

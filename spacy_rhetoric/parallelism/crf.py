@@ -21,6 +21,8 @@ from torch import Tensor
 FORBIDDEN = -1.0e4
 
 MaskLike = numpy.ndarray | Tensor | None
+# on a CPU, the scan computes log Z while B * K^3 is at most this (see ConstrainedCRF)
+SCAN_CPU_LIMIT = 4096
 
 
 def _allowed(mask: MaskLike, shape: Tuple[int, ...], name: str) -> Tensor:
@@ -41,7 +43,17 @@ class ConstrainedCRF(torch.nn.Module):
     start_mask (ArrayLike | None): bool [K], the tags a sequence may start with.
     trans_mask (ArrayLike | None): bool [K, K]; ``trans_mask[i, j]``: tag j may follow tag i.
     end_mask (ArrayLike | None): bool [K], the tags a sequence may end with.
+
+    ``algorithm`` (a class attribute; set it on an instance to change one CRF) says how
+    the loss computes log Z: "scan" multiplies the positions' transition matrices
+    pairwise in log2(T) rounds, which keeps a GPU busy where the forward algorithm's T
+    small steps each wait for a kernel launch; "forward" is the forward algorithm;
+    "auto" (the default) takes the scan on a GPU, and on a CPU where the batch is small
+    (B * K^3 <= ``SCAN_CPU_LIMIT``). All give the same value up to rounding
+    (tests/test_parallelism_crf.py).
     """
+
+    algorithm = "auto"
 
     def __init__(
         self,
@@ -195,12 +207,60 @@ class ConstrainedCRF(torch.nn.Module):
         return score + end[last]
 
     def log_partition(self, emissions: Tensor, mask: Tensor | None = None) -> Tensor:
-        """The log normaliser (forward algorithm in log space).
+        """The log normaliser (see ``algorithm``).
 
         emissions (Tensor): [B, T, K]. mask (Tensor): bool [B, T].
         RETURNS (Tensor): [B] log Z of each sequence.
         """
-        return self._forward_scores(emissions, self._validate(emissions, mask))[1]
+        return self._log_z(emissions, self._validate(emissions, mask))
+
+    def _log_z(self, emissions: Tensor, mask: Tensor) -> Tensor:
+        if self.algorithm not in ("auto", "scan", "forward"):
+            raise ValueError(
+                f"ConstrainedCRF: unknown algorithm {self.algorithm!r}; "
+                "use 'auto', 'scan' or 'forward'"
+            )
+        scan = self.algorithm == "scan"
+        if self.algorithm == "auto":
+            # the scan does K times the forward algorithm's arithmetic in log2(T) rounds
+            # instead of T: on a GPU the rounds are what costs; on a CPU it wins while
+            # B * K^3 stays small (benchmarks/crf_scan.py: K = 7, B = 4: 2.3-3.1x
+            # faster; B * K^3 near 5,000: even; K = 13, B = 16: 5x slower)
+            batch, _, k = emissions.shape
+            scan = emissions.device.type != "cpu" or batch * k**3 <= SCAN_CPU_LIMIT
+        if scan:
+            return self._scan_log_z(emissions, mask)
+        return self._forward_scores(emissions, mask)[1]
+
+    def _scan_log_z(self, emissions: Tensor, mask: Tensor) -> Tensor:
+        """log Z by a parallel reduction: the forward algorithm is a product of one
+        [K, K] matrix per position in the log semiring (``step_t[i, j] = trans[i, j] +
+        emissions[t, j]``; the identity past a sequence's end), and a product can be
+        taken pairwise, so the loop runs log2(T) times instead of T.
+
+        RETURNS (Tensor): [B] log Z, equal to the forward algorithm's up to rounding.
+        """
+        start, trans, end = self._scores(emissions.dtype)
+        if emissions.size(0) == 0:
+            return self._empty(emissions)
+        batch, length, k = emissions.shape
+        alpha = start + emissions[:, 0]  # [B, K]
+        if length > 1:
+            steps = trans + emissions[:, 1:].unsqueeze(2)  # [B, T-1, K_prev, K]
+            # the log-semiring identity: 0 on the diagonal, exp(FORBIDDEN) = 0 elsewhere
+            eye = torch.eye(k, dtype=torch.bool, device=emissions.device)
+            identity = torch.zeros(k, k, dtype=emissions.dtype, device=emissions.device)
+            identity = identity.masked_fill(~eye, FORBIDDEN)
+            steps = torch.where(mask[:, 1:, None, None], steps, identity)
+            while steps.size(1) > 1:
+                if steps.size(1) % 2:
+                    pad = identity.expand(batch, 1, k, k)
+                    steps = torch.cat([steps, pad], 1)
+                left, right = steps[:, 0::2], steps[:, 1::2]  # [B, n/2, K, K] each
+                # (left (x) right)[i, l] = logsumexp_j left[i, j] + right[j, l]
+                steps = torch.logsumexp(left.unsqueeze(4) + right.unsqueeze(2), 3)
+            alpha = torch.logsumexp(alpha.unsqueeze(2) + steps[:, 0], 1)  # [B, K]
+        return torch.logsumexp(alpha + end, 1)
 
     def _forward_scores(self, emissions: Tensor, mask: Tensor) -> Tuple[Tensor, Tensor]:
         """RETURNS (Tuple[Tensor, Tensor]): alphas [B, T, K] and log Z [B]."""
@@ -232,7 +292,7 @@ class ConstrainedCRF(torch.nn.Module):
             )
         if check:
             self.check_tags(tags, mask)
-        return self.path_score(emissions, tags, mask) - self._forward_scores(emissions, mask)[1]
+        return self.path_score(emissions, tags, mask) - self._log_z(emissions, mask)
 
     def forward(
         self,
