@@ -25,6 +25,19 @@ MaskLike = numpy.ndarray | Tensor | None
 SCAN_CPU_LIMIT = 4096
 
 
+def _centred(emissions: Tensor) -> Tensor:
+    """Emissions less each position's best score (a constant, without gradient).
+
+    A constant added to every tag's score at one position adds the same to every path's
+    score and to log Z, so the likelihood and the marginals do not move; but log Z then
+    stays near the spread of the scores instead of growing with T times their scale. On
+    trained ASP heads (emissions up to 300, log Z up to 1.7e5) float32 lost up to 0.8
+    nats of log Z in the forward algorithm and 0.02 in the scan; centred, 0.003 and 3e-4
+    (benchmarks/crf_accuracy.py).
+    """
+    return emissions - emissions.detach().max(2, keepdim=True).values
+
+
 def _allowed(mask: MaskLike, shape: Tuple[int, ...], name: str) -> Tensor:
     if mask is None:
         return torch.ones(shape, dtype=torch.bool)
@@ -292,7 +305,8 @@ class ConstrainedCRF(torch.nn.Module):
             )
         if check:
             self.check_tags(tags, mask)
-        return self.path_score(emissions, tags, mask) - self._log_z(emissions, mask)
+        centred = _centred(emissions)
+        return self.path_score(centred, tags, mask) - self._log_z(centred, mask)
 
     def forward(
         self,
@@ -366,6 +380,7 @@ class ConstrainedCRF(torch.nn.Module):
         mask = self._validate(emissions, mask)
         if emissions.size(0) == 0:
             return emissions.new_zeros(emissions.shape)
+        emissions = _centred(emissions)  # the marginals do not change; their rounding does
         _, trans, end = self._scores(emissions.dtype)
         alphas, log_z = self._forward_scores(emissions, mask)  # [B, T, K], [B]
         beta = end.expand(emissions.size(0), -1)  # [B, K]
