@@ -1,8 +1,9 @@
 """How exact is the CRF loss's log Z in float32? For trained parallelism pipelines, the
 emissions of training documents (as ``nlp.update`` computes them, dropout included) go
 through the forward algorithm and the parallel scan in float32, and through the forward
-algorithm in float64 as the reference; reports the absolute errors per batch and
-stratum, with the size of log Z and of the emissions.
+algorithm in float64 as the reference, first as emitted, then centred as the loss
+computes them (each position's best score taken out); reports the absolute errors per
+batch and stratum, with the size of log Z and of the emissions.
 
     OMP_NUM_THREADS=2 python benchmarks/crf_accuracy.py training/crf-forward/model-last \
         training/crf-scan/model-last --gold corpus/asp/train.spacy --docs 40 \
@@ -23,6 +24,7 @@ from spacy.tokens import DocBin
 from spacy.training import Example
 
 import spacy_rhetoric  # noqa: F401
+from spacy_rhetoric.parallelism import crf as crf_module
 from spacy_rhetoric.parallelism.crf import ConstrainedCRF
 
 
@@ -37,25 +39,44 @@ def main() -> None:
     torch.manual_seed(0)
     rows = []
     original = ConstrainedCRF._log_z
+    original_centred = crf_module._centred
+    offsets = []
 
     def measured(self, emissions, mask):
         with torch.no_grad():
-            forward = self._forward_scores(emissions, mask)[1]
-            scan = self._scan_log_z(emissions, mask)
-            exact = self.double()._forward_scores(emissions.double(), mask)[1]
+            raw = emissions + offsets[-1]  # as the network emitted them
+            forward = self._forward_scores(raw, mask)[1]
+            scan = self._scan_log_z(raw, mask)
+            exact = self.double()._forward_scores(raw.double(), mask)[1]
+            # what the loss computes since session 22: each position's best score out
+            centred_forward = self.float()._forward_scores(emissions, mask)[1]
+            centred_scan = self._scan_log_z(emissions, mask)
+            centred_exact = self.double()._forward_scores(emissions.double(), mask)[1]
             self.float()
         rows[-1]["calls"].append(
             {
                 "shape": list(emissions.shape),
                 "forward_error_max": float((forward.double() - exact).abs().max()),
                 "scan_error_max": float((scan.double() - exact).abs().max()),
+                "centred_forward_error_max": float(
+                    (centred_forward.double() - centred_exact).abs().max()
+                ),
+                "centred_scan_error_max": float(
+                    (centred_scan.double() - centred_exact).abs().max()
+                ),
                 "log_z_max": float(exact.abs().max()),
-                "emission_max": float(emissions.abs().max()),
+                "centred_log_z_max": float(centred_exact.abs().max()),
+                "emission_max": float(raw.abs().max()),
             }
         )
         return original(self, emissions, mask)
 
+    def keep_offsets(emissions):  # the loss centres the emissions before _log_z
+        offsets.append(emissions.detach().max(2, keepdim=True).values)
+        return original_centred(emissions)
+
     ConstrainedCRF._log_z = measured
+    crf_module._centred = keep_offsets
     try:
         for model in args.models:
             rows.append({"model": model, "calls": []})
@@ -66,12 +87,13 @@ def main() -> None:
                 batch = [Example(doc.copy(), doc) for doc in docs[start : start + args.batch]]
                 tagger.update(batch, drop=0.0, sgd=None, losses={})
             calls = rows[-1]["calls"]
-            for key in ("forward_error_max", "scan_error_max", "log_z_max", "emission_max"):
+            for key in [k for k in calls[0] if k != "shape"]:
                 values = [c[key] for c in calls]
                 rows[-1][key] = {"max": max(values), "median": statistics.median(values)}
             print(model, {k: rows[-1][k] for k in rows[-1] if k not in ("model", "calls")})
     finally:
         ConstrainedCRF._log_z = original
+        crf_module._centred = original_centred
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(
         json.dumps({"gold": str(args.gold), "docs": args.docs, "models": rows}, indent=2) + "\n"

@@ -148,6 +148,16 @@ def test_cli_ensemble_saves_a_pipeline_and_fails_in_one_line(pipelines, tmp_path
     result = runner.invoke(app, ["parallelism", "ensemble", str(out), str(tmp_path / "seed0")])
     assert result.exit_code == 1
     assert "Traceback" not in result.output and ">= 2 pipelines" in result.output
+    # an output folder whose parents do not exist yet is made (it raised a traceback)
+    nested = tmp_path / "new" / "folders" / "ensemble"
+    seeds = [str(tmp_path / "seed0"), str(tmp_path / "seed1")]
+    result = runner.invoke(app, ["parallelism", "ensemble", str(nested), *seeds])
+    assert result.exit_code == 0, result.output
+    assert found(spacy.load(nested)) == found(assemble(pipelines))
+    (tmp_path / "a-file").write_text("x", encoding="utf8")
+    result = runner.invoke(app, ["parallelism", "ensemble", str(tmp_path / "a-file" / "x"), *seeds])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "cannot write the pipeline to" in " ".join(result.output.split())
 
 
 def test_float16_weights_halve_the_file_and_load_rounded(pipelines, tmp_path):

@@ -403,8 +403,9 @@ def build_analyzer(
                 label = f"shipped index {wanted['intertext']} from {origins['intertext']}"
                 try:
                     note = _add_intertext(
-                        nlp, lang, stored, threshold, top_k, packaged_reranker, label=label
-                    )
+                        nlp, lang, stored, threshold, top_k, packaged_reranker, label=label,
+                        saved_with=intertext_path / "intertext_matcher",
+                    )  # fmt: skip
                 except AnalyzeError as err:  # a broken installation: skipped, said why
                     if nlp.has_pipe("intertext_matcher"):
                         nlp.remove_pipe("intertext_matcher")
@@ -435,16 +436,19 @@ def _add_intertext(
     top_k: int = 10,
     packaged: bool = True,
     label: Optional[str] = None,
+    saved_with: Optional[Path] = None,
 ) -> Note:
     """Add ``intertext_matcher`` with an index (opened now, so that a bad index fails
     here with a clear message rather than on the first document), behind a rule-based
     ``sentencizer`` where nothing else splits sentences, so that the queries are
     sentences. Without a reranker in the index and without ``threshold`` the index's
     default threshold applies (``intertext.null``): the note says so, loudly. ``label``
-    names the index in the note (default: its path)."""
+    names the index in the note (default: its path). ``saved_with``: the directory of a
+    saved ``intertext_matcher`` (a shipped pipeline's) whose reranker links, not the
+    index's own or the packaged one."""
     from ..intertext.link import link_threshold
     from ..intertext.null import NULL_KEY
-    from ..intertext.rerank import RERANKER_FILE
+    from ..intertext.rerank import RERANKER_FILE, load_reranker
 
     if not index.exists():
         raise AnalyzeError(
@@ -459,6 +463,9 @@ def _add_intertext(
               "packaged_reranker": packaged}  # fmt: skip
     matcher = nlp.add_pipe("intertext_matcher", config=config)
     try:
+        saved = load_reranker(saved_with) if saved_with is not None else None
+        if saved is not None:  # as spacy.load gives it: its fusion applies on opening
+            matcher.reranker, matcher._reranker_read = saved, True
         size = len(matcher.index)
         used = link_threshold(matcher.reranker, threshold, matcher.index)
     except (OSError, ValueError, KeyError) as err:
@@ -472,6 +479,12 @@ def _add_intertext(
     train = (
         f"train a reranker with `python -m spacy_rhetoric intertext train LABELS --index {index}`"
     )
+    if saved is not None:
+        detail += (
+            f"; reranker saved with the pipeline ({saved.origin}), links with probability "
+            f">= {used:.3f} among the top {top_k})"
+        )
+        return Note(lang, "intertext", True, detail)
     own = (index / RERANKER_FILE).is_file()
     if matcher.reranker is not None and own:
         detail += f"; reranker, links with probability >= {used:.3f} among the top {top_k})"

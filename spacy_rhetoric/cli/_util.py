@@ -120,6 +120,18 @@ def load_pipeline(model: Any) -> Any:
         )
 
 
+def save_pipeline(nlp: Any, output: Path) -> None:
+    """``nlp.to_disk`` for a command: missing parent folders are made; a path that
+    cannot be written ends the command with one line."""
+    from wasabi import msg
+
+    try:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        nlp.to_disk(output)
+    except OSError as err:
+        msg.fail(f"cannot write the pipeline to {output}: {err.strerror or err}", exits=1)
+
+
 def read_json_file(path: Path) -> Any:
     """The JSON data of a file a command was given; a malformed one ends the command."""
     from wasabi import msg

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 from wasabi import msg
 
-from ._util import Arg, Opt, emit_json, load_pipeline, noun_app, use_gpu
+from ._util import Arg, Opt, emit_json, load_pipeline, noun_app, save_pipeline, use_gpu
 
 parallelism_app = noun_app(
     "parallelism",
@@ -80,7 +80,7 @@ def parallelism_tune_cli(
         result = tune_outside_penalty(nlp, dev, values, metric)
     except CorpusFormatError as err:  # dev is no DocBin
         msg.fail(str(err), exits=1)
-    nlp.to_disk(output_model)
+    save_pipeline(nlp, output_model)
     emit_json(result, output, False)
     for value, scores in result["scores"].items():
         msg.text(f"outside_penalty {value}: {metric} = {100 * scores[metric]:.2f}")
@@ -106,5 +106,5 @@ def parallelism_ensemble_cli(
         nlp = assemble(pipelines, weights_dtype=weights_dtype)
     except ValueError as err:
         msg.fail(str(err), exits=1)
-    nlp.to_disk(output_model)
+    save_pipeline(nlp, output_model)
     msg.good(f"Ensemble of {len(pipelines)} taggers saved to {output_model}")
