@@ -280,6 +280,15 @@ def test_pipeline_ships_a_portable_reranker_instead_of_the_index_own(index_dir, 
     nlp = index_pipeline(bare, "la", k=3, reranker=portable)
     assert "the reranker portable.json" in nlp.meta["description"]
     assert _links(nlp(TEXT)) == expected
+    # set on a matcher whose index is already open, the reranker brings its fusion along
+    opened = _nlp(bare)
+    matcher = opened.get_pipe("intertext_matcher")
+    matcher.index  # noqa: B018  (opens the index: no reranker of its own, none packaged)
+    from spacy_rhetoric.intertext.pipeline import read_portable_reranker
+
+    matcher.set_reranker(read_portable_reranker(portable))
+    assert matcher.index.cfg["weights"] == list(summary["fusion"]["weights"])
+    assert _links(opened(TEXT)) == expected
     nlp.to_disk(tmp_path / "pipeline")
     assert (tmp_path / "pipeline" / "intertext_matcher" / "reranker.json").is_file()
     assert _links(spacy.load(tmp_path / "pipeline")(TEXT)) == expected

@@ -464,8 +464,8 @@ def _add_intertext(
     matcher = nlp.add_pipe("intertext_matcher", config=config)
     try:
         saved = load_reranker(saved_with) if saved_with is not None else None
-        if saved is not None:  # as spacy.load gives it: its fusion applies on opening
-            matcher.reranker, matcher._reranker_read = saved, True
+        if saved is not None:
+            matcher.set_reranker(saved)
         size = len(matcher.index)
         used = link_threshold(matcher.reranker, threshold, matcher.index)
     except (OSError, ValueError, KeyError) as err:

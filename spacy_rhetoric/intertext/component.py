@@ -201,6 +201,19 @@ class IntertextMatcher(Pipe):
             self._reranker_read = True
         return self._index
 
+    def set_reranker(self, reranker: FeatureReranker) -> None:
+        """Link with this reranker instead of the index's own or the packaged one, as if
+        it had been saved with the component: its fusion, if it carries one, applies to
+        the index (now, or when it opens), and ``to_disk`` saves it.
+
+        reranker (FeatureReranker): e.g. a portable one (``rerank.load_reranker`` or
+            ``intertext train --export``).
+        """
+        self.reranker = reranker
+        self._reranker_read = True
+        if self._index is not None:
+            apply_fusion(self._index, reranker)
+
     def initialize(
         self,
         get_examples: Optional[Callable] = None,

@@ -49,8 +49,7 @@ def index_pipeline(
               "store_index": True}  # fmt: skip
     matcher = nlp.add_pipe("intertext_matcher", config=config)  # opens the index on first use
     if chosen is not None:
-        matcher.reranker = chosen  # saved with the component; its fusion wins on load
-        matcher._reranker_read = True
+        matcher.set_reranker(chosen)
     nlp.meta["name"] = name
     own = (index_dir / RERANKER_FILE).is_file()
     which = (
