@@ -12,7 +12,12 @@ validation is named as such; test scores are only recorded, never used to choose
 
 Writes metrics/parallelism-TRAINED_AS-ens{G}SUFFIX-{tune,opt,test}.json and
 metrics/parallelism-TRAINED_AS-ensemblesSUFFIX.json; the pipelines go to
-training/parallelism-TRAINED_AS-ens{G}SUFFIX/model-{best,tuned}.
+training/parallelism-TRAINED_AS-ens{G}SUFFIX/model-{best,tuned}. Seeds of a head trained on
+several corpora take the same --dev, --metric and --eval as parallelism_seeds.py:
+
+    python benchmarks/parallelism_ensembles.py --trained-as joint-me5 \
+        --corpus corpus/joint --dev corpus/joint/dev --metric parallelism_epm_f_macro \
+        --eval asp=corpus/asp,pse=corpus/pse
 """
 
 import argparse
@@ -21,7 +26,15 @@ import sys
 from pathlib import Path
 from typing import Dict
 
-from parallelism_seeds import in_percent, metric_table, print_f1, read_scores, run
+from parallelism_seeds import (
+    in_percent,
+    metric_table,
+    parse_eval,
+    print_f1,
+    read_scores,
+    run,
+    summarize,
+)
 
 
 def main() -> None:
@@ -37,7 +50,27 @@ def main() -> None:
     parser.add_argument("--suffix", default="", help="added to the ensembles' names")
     parser.add_argument("--training", type=Path, default=Path("training"))
     parser.add_argument("--metrics", type=Path, default=Path("metrics"))
+    parser.add_argument(
+        "--dev", type=Path, default=None, help="validation data (default: CORPUS/dev.spacy)"
+    )
+    parser.add_argument(
+        "--metric",
+        default="parallelism_epm_f",
+        help="the dev score that chooses the penalty (with --grid values) and the best group",
+    )
+    parser.add_argument(
+        "--eval",
+        default="",
+        help="NAME=DIR,... : evaluate on each DIR's opt and test splits (default: CORPUS's)",
+    )
     args = parser.parse_args()
+    dev_path = args.dev or args.corpus / "dev.spacy"
+    eval_splits = {
+        f"{split}-{name}" if name else split: (corpus, split)
+        for name, corpus in parse_eval(args.eval, args.corpus).items()
+        for split in ("opt", "test")
+    }
+    tests = [split for split in eval_splits if split.startswith("test")]
     groups = [[int(s) for s in g.split(",") if s.strip()] for g in args.groups.split(";")]
     py = [sys.executable, "-m", "spacy_rhetoric", "parallelism"]
     name = args.trained_as
@@ -52,7 +85,7 @@ def main() -> None:
         log = out / "log.txt"
         metrics = {
             s: args.metrics / f"parallelism-{name}-ens{g}{args.suffix}-{s}.json"
-            for s in ("tune", "opt", "test")
+            for s in ("tune", *eval_splits)
         }
         if not (out / "model-best").is_dir():
             run(py + ["ensemble", str(out / "model-best"), *map(str, members)], log)
@@ -63,16 +96,16 @@ def main() -> None:
         if not metrics["tune"].exists():
             run(
                 py
-                + ["tune", str(out / "model-best"), str(args.corpus / "dev.spacy")]
-                + [str(out / "model-tuned"), "--grid", grid]
+                + ["tune", str(out / "model-best"), str(dev_path)]
+                + [str(out / "model-tuned"), "--grid", grid, "--metric", args.metric]
                 + ["--output", str(metrics["tune"])],
                 log,
             )
-        for split in ("opt", "test"):
+        for split, (corpus, part) in eval_splits.items():
             if not metrics[split].exists():
                 run(
                     py
-                    + ["evaluate", str(args.corpus / f"{split}.spacy")]
+                    + ["evaluate", str(corpus / f"{part}.spacy")]
                     + ["--model", str(out / "model-tuned"), "--output", str(metrics[split])],
                     log,
                 )
@@ -81,29 +114,34 @@ def main() -> None:
     singles: Dict[int, Dict[str, dict]] = {}
     for seed in sorted({s for seeds in groups for s in seeds}):
         tune = json.loads((args.metrics / f"parallelism-{name}-seed{seed}-tune.json").read_text())
-        singles[seed] = {
-            "dev": tune["scores"][str(tune["best"])],
-            "test": json.loads(
-                (args.metrics / f"parallelism-{name}-seed{seed}-test.json").read_text()
-            ),
-        }
+        singles[seed] = {"dev": tune["scores"][str(tune["best"])]}
+        for split in tests:
+            path = args.metrics / f"parallelism-{name}-seed{seed}-{split}.json"
+            singles[seed][split] = json.loads(path.read_text())
     summary: Dict[str, object] = {
         "trained_as": name,
         "groups": groups,
         "grid": args.grid,
+        "metric": args.metric,
         "ensembles": {},
         "single_seeds": {},
     }
-    for split in ("dev", "opt", "test"):
+    for split in ("dev", *eval_splits):
         summary["ensembles"][split] = metric_table([per_group[g][split] for g in per_group])
-    for split in ("dev", "test"):
+    for split in ("dev", *tests):
         summary["single_seeds"][split] = metric_table([singles[s][split] for s in singles])
-    best = max(per_group, key=lambda g: per_group[g]["dev"]["parallelism_epm_f"])
+    summary["dev_metric"] = {
+        "ensembles": summarize([100 * per_group[g]["dev"][args.metric] for g in per_group]),
+        "single_seeds": summarize([100 * singles[s]["dev"][args.metric] for s in singles]),
+    }
+    best = max(per_group, key=lambda g: per_group[g]["dev"][args.metric])
     summary["best_group_on_validation"] = best
-    summary["best_group_test"] = in_percent(per_group[best]["test"])
+    summary["best_group_test"] = {split: in_percent(per_group[best][split]) for split in tests}
+    if tests == ["test"]:
+        summary["best_group_test"] = summary["best_group_test"]["test"]
     summary["outside_penalty"] = {g: per_group[g]["outside_penalty"] for g in per_group}
     summary["tokens_per_second_test"] = {
-        g: per_group[g]["test"].get("tokens_per_second") for g in per_group
+        g: per_group[g][tests[0]].get("tokens_per_second") for g in per_group
     }
     path = args.metrics / f"parallelism-{name}-ensembles{args.suffix}.json"
     path.write_text(json.dumps(summary, indent=2))

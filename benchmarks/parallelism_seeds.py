@@ -15,6 +15,16 @@ $SPACY_RHETORIC_FEATURE_CACHE set, evaluation reads cached encoder states.
 
 Writes metrics/parallelism-NAME-seed{N}-{tune,opt,test}.json and
 metrics/parallelism-NAME-seeds.json.
+
+A head trained on several corpora (the joint corpus: directories of DocBins) names its
+train and dev paths, the dev score that chooses checkpoint, penalty and best seed, and
+the corpora whose opt and test splits it is evaluated on; their files and summary
+splits are then suffixed with the corpus name (``test-asp``):
+
+    python benchmarks/parallelism_seeds.py configs/parallelism/joint-me5.cfg \
+        --name joint-me5 --corpus corpus/joint --train corpus/joint/train \
+        --dev corpus/joint/dev --metric parallelism_epm_f_macro \
+        --eval asp=corpus/asp,pse=corpus/pse
 """
 
 import argparse
@@ -60,20 +70,33 @@ def metric_table(scores: List[dict]) -> Dict[str, Dict[str, float]]:
 
 
 def read_scores(metrics: Dict[str, Path]) -> Dict[str, dict]:
-    """RETURNS: the dev scores at the tuned penalty, the opt and test scores and the
-    penalty, from one model's "tune", "opt" and "test" JSON files."""
+    """RETURNS: the dev scores at the tuned penalty, the scores of every evaluated split
+    and the penalty, from one model's "tune" JSON file and one file per split (e.g.
+    "opt", "test", or "test-asp")."""
     tune = json.loads(metrics["tune"].read_text())
-    return {
-        "dev": tune["scores"][str(tune["best"])],
-        "opt": json.loads(metrics["opt"].read_text()),
-        "test": json.loads(metrics["test"].read_text()),
-        "outside_penalty": tune["best"],
+    scores = {
+        split: json.loads(path.read_text()) for split, path in metrics.items() if split != "tune"
     }
+    return {"dev": tune["scores"][str(tune["best"])], **scores, "outside_penalty": tune["best"]}
+
+
+def parse_eval(value: str, corpus: Path) -> Dict[str, Path]:
+    """RETURNS: the corpora evaluated, by suffix ("" for --corpus itself), from
+    "NAME=DIR,NAME=DIR" (empty: --corpus alone)."""
+    if not value.strip():
+        return {"": corpus}
+    named = {}
+    for item in value.split(","):
+        name, sep, path = item.partition("=")
+        if not sep or not name.strip() or not path.strip():
+            sys.exit(f"parallelism_seeds: --eval takes NAME=DIR,NAME=DIR, not {item!r}")
+        named[name.strip()] = Path(path.strip())
+    return named
 
 
 def print_f1(splits: Dict[str, Dict[str, Dict[str, float]]], label: str = "") -> None:
     """Print each metric's F1 mean ± sd on the dev and test splits of a summary."""
-    for split in ("dev", "test"):
+    for split in ("dev", *(s for s in splits if s.startswith("test"))):
         row = splits[split]
         f1 = (
             f"{m.upper()} F1 {row[m + '_f']['mean']:.1f} ± {row[m + '_f']['sd']:.1f}"
@@ -117,12 +140,37 @@ def main() -> None:
         default=None,
         help="the summary JSON (default: METRICS/parallelism-NAME-seeds.json)",
     )
+    parser.add_argument(
+        "--train", type=Path, default=None, help="training data (default: CORPUS/train.spacy)"
+    )
+    parser.add_argument(
+        "--dev", type=Path, default=None, help="validation data (default: CORPUS/dev.spacy)"
+    )
+    parser.add_argument(
+        "--metric",
+        default="parallelism_epm_f",
+        help="the dev score that chooses outside_penalty and the best seed (the config's "
+        "score_weights choose the checkpoint), e.g. parallelism_epm_f_macro",
+    )
+    parser.add_argument(
+        "--eval",
+        default="",
+        help="NAME=DIR,... : evaluate on each DIR's opt and test splits, files and summary "
+        "splits suffixed -NAME (default: CORPUS's)",
+    )
     # anything else is passed to `spacy train` as config overrides (--a.b value)
     args, args.overrides = parser.parse_known_args()
     py = [sys.executable, "-m"]
     args.metrics.mkdir(parents=True, exist_ok=True)
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
-    train_path = args.corpus / "train.spacy"
+    train_path = args.train or args.corpus / "train.spacy"
+    dev_path = args.dev or args.corpus / "dev.spacy"
+    evaluated = parse_eval(args.eval, args.corpus)
+    eval_splits = {
+        f"{split}-{name}" if name else split: (corpus, split)
+        for name, corpus in evaluated.items()
+        for split in ("opt", "test")
+    }
     splits = [s.strip() for s in args.train_splits.split(",") if s.strip()]
     if splits != ["train"]:
         train_path = args.training / f"parallelism-{args.name}-train.spacy"
@@ -147,7 +195,7 @@ def main() -> None:
         log = out / "log.txt"
         metrics = {
             s: args.metrics / f"parallelism-{args.name}-seed{seed}-{s}.json"
-            for s in ("tune", "opt", "test")
+            for s in ("tune", *eval_splits)
         }
         timings[seed] = {}
         # written when `spacy train` returns (model-best and model-last are saved at
@@ -165,7 +213,7 @@ def main() -> None:
                     "--paths.train",
                     str(train_path),
                     "--paths.dev",
-                    str(args.corpus / "dev.spacy"),
+                    str(dev_path),
                     "--system.seed",
                     str(seed),
                     "--gpu-id",
@@ -185,10 +233,12 @@ def main() -> None:
                     "parallelism",
                     "tune",
                     str(trained / "model-best"),
-                    str(args.corpus / "dev.spacy"),
+                    str(dev_path),
                     str(out / "model-tuned"),
                     "--grid",
                     args.grid,
+                    "--metric",
+                    args.metric,
                     "--output",
                     str(metrics["tune"]),
                     "--gpu-id",
@@ -196,7 +246,7 @@ def main() -> None:
                 ],
                 log,
             )
-        for split in ("opt", "test"):
+        for split, (corpus, part) in eval_splits.items():
             if not metrics[split].exists():
                 run(
                     py
@@ -204,7 +254,7 @@ def main() -> None:
                         "spacy_rhetoric",
                         "parallelism",
                         "evaluate",
-                        str(args.corpus / f"{split}.spacy"),
+                        str(corpus / f"{part}.spacy"),
                         "--model",
                         str(out / "model-tuned"),
                         "--output",
@@ -220,16 +270,21 @@ def main() -> None:
         "seeds": seeds,
         "grid": [float(g) for g in args.grid.split(",")],
         "trained_as": args.trained_as or args.name,
+        "metric": args.metric,
         "splits": {},
     }
-    for split in ("dev", "opt", "test"):
+    for split in ("dev", *eval_splits):
         summary["splits"][split] = metric_table([per_seed[s][split] for s in seeds])
-    best = max(seeds, key=lambda s: per_seed[s]["dev"]["parallelism_epm_f"])
+    summary["dev_metric"] = summarize([100 * per_seed[s]["dev"][args.metric] for s in seeds])
+    best = max(seeds, key=lambda s: per_seed[s]["dev"][args.metric])
     summary["best_seed_on_validation"] = best
-    summary["best_seed_test"] = in_percent(per_seed[best]["test"])
+    tests = [split for split in eval_splits if split.startswith("test")]
+    summary["best_seed_test"] = {split: in_percent(per_seed[best][split]) for split in tests}
+    if tests == ["test"]:
+        summary["best_seed_test"] = summary["best_seed_test"]["test"]
     summary["outside_penalty"] = {s: per_seed[s]["outside_penalty"] for s in seeds}
     summary["tokens_per_second_test"] = {
-        s: per_seed[s]["test"].get("tokens_per_second") for s in seeds
+        s: per_seed[s][tests[0]].get("tokens_per_second") for s in seeds
     }
     summary["train_seconds"] = {s: t.get("train_s") for s, t in timings.items()}
     path = args.output or args.metrics / f"parallelism-{args.name}-seeds.json"

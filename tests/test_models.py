@@ -270,7 +270,8 @@ STRADDLE = {
         "a maioribus accepit , et lectorem ad finem operis ducit .",
     ),
     "xx": (
-        "we can not dedicate , we can not consecrate , we can not hallow this ground .",
+        "a time to be born , and a time to die ; a time to plant , and a time to pluck up "
+        "that which is planted .",
         "the report of the committee was read in the morning , after which the chairman "
         "asked for comments from the floor . a member from the northern district noted that "
         "the figures for the previous year had been revised twice since the spring , and "
