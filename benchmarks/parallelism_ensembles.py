@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import Dict
 
 from parallelism_seeds import (
-    in_percent,
+    add_corpus_arguments,
+    best_test,
+    eval_splits,
     metric_table,
-    parse_eval,
     print_f1,
     read_scores,
     run,
@@ -50,27 +51,11 @@ def main() -> None:
     parser.add_argument("--suffix", default="", help="added to the ensembles' names")
     parser.add_argument("--training", type=Path, default=Path("training"))
     parser.add_argument("--metrics", type=Path, default=Path("metrics"))
-    parser.add_argument(
-        "--dev", type=Path, default=None, help="validation data (default: CORPUS/dev.spacy)"
-    )
-    parser.add_argument(
-        "--metric",
-        default="parallelism_epm_f",
-        help="the dev score that chooses the penalty (with --grid values) and the best group",
-    )
-    parser.add_argument(
-        "--eval",
-        default="",
-        help="NAME=DIR,... : evaluate on each DIR's opt and test splits (default: CORPUS's)",
-    )
+    add_corpus_arguments(parser)
     args = parser.parse_args()
     dev_path = args.dev or args.corpus / "dev.spacy"
-    eval_splits = {
-        f"{split}-{name}" if name else split: (corpus, split)
-        for name, corpus in parse_eval(args.eval, args.corpus).items()
-        for split in ("opt", "test")
-    }
-    tests = [split for split in eval_splits if split.startswith("test")]
+    evaluated = eval_splits(args.eval, args.corpus)
+    tests = [split for split in evaluated if split.startswith("test")]
     groups = [[int(s) for s in g.split(",") if s.strip()] for g in args.groups.split(";")]
     py = [sys.executable, "-m", "spacy_rhetoric", "parallelism"]
     name = args.trained_as
@@ -85,7 +70,7 @@ def main() -> None:
         log = out / "log.txt"
         metrics = {
             s: args.metrics / f"parallelism-{name}-ens{g}{args.suffix}-{s}.json"
-            for s in ("tune", *eval_splits)
+            for s in ("tune", *evaluated)
         }
         if not (out / "model-best").is_dir():
             run(py + ["ensemble", str(out / "model-best"), *map(str, members)], log)
@@ -101,7 +86,7 @@ def main() -> None:
                 + ["--output", str(metrics["tune"])],
                 log,
             )
-        for split, (corpus, part) in eval_splits.items():
+        for split, (corpus, part) in evaluated.items():
             if not metrics[split].exists():
                 run(
                     py
@@ -126,7 +111,7 @@ def main() -> None:
         "ensembles": {},
         "single_seeds": {},
     }
-    for split in ("dev", *eval_splits):
+    for split in ("dev", *evaluated):
         summary["ensembles"][split] = metric_table([per_group[g][split] for g in per_group])
     for split in ("dev", *tests):
         summary["single_seeds"][split] = metric_table([singles[s][split] for s in singles])
@@ -136,9 +121,7 @@ def main() -> None:
     }
     best = max(per_group, key=lambda g: per_group[g]["dev"][args.metric])
     summary["best_group_on_validation"] = best
-    summary["best_group_test"] = {split: in_percent(per_group[best][split]) for split in tests}
-    if tests == ["test"]:
-        summary["best_group_test"] = summary["best_group_test"]["test"]
+    summary["best_group_test"] = best_test(per_group[best], tests)
     summary["outside_penalty"] = {g: per_group[g]["outside_penalty"] for g in per_group}
     summary["tokens_per_second_test"] = {
         g: per_group[g][tests[0]].get("tokens_per_second") for g in per_group

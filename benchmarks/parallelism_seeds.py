@@ -34,7 +34,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 from spacy.tokens import DocBin
 from spacy.vocab import Vocab
@@ -80,18 +80,51 @@ def read_scores(metrics: Dict[str, Path]) -> Dict[str, dict]:
     return {"dev": tune["scores"][str(tune["best"])], **scores, "outside_penalty": tune["best"]}
 
 
-def parse_eval(value: str, corpus: Path) -> Dict[str, Path]:
-    """RETURNS: the corpora evaluated, by suffix ("" for --corpus itself), from
-    "NAME=DIR,NAME=DIR" (empty: --corpus alone)."""
-    if not value.strip():
-        return {"": corpus}
-    named = {}
-    for item in value.split(","):
-        name, sep, path = item.partition("=")
-        if not sep or not name.strip() or not path.strip():
-            sys.exit(f"parallelism_seeds: --eval takes NAME=DIR,NAME=DIR, not {item!r}")
-        named[name.strip()] = Path(path.strip())
-    return named
+def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
+    """--dev, --metric and --eval, shared with parallelism_ensembles.py: where a head
+    trained on several corpora is validated, chosen and evaluated."""
+    parser.add_argument(
+        "--dev", type=Path, default=None, help="validation data (default: CORPUS/dev.spacy)"
+    )
+    parser.add_argument(
+        "--metric",
+        default="parallelism_epm_f",
+        help="the dev score that chooses outside_penalty and the best seed or group (the "
+        "config's score_weights choose the checkpoint), e.g. parallelism_epm_f_macro",
+    )
+    parser.add_argument(
+        "--eval",
+        default="",
+        help="NAME=DIR,... : evaluate on each DIR's opt and test splits, files and summary "
+        "splits suffixed -NAME (default: CORPUS's)",
+    )
+
+
+def eval_splits(value: str, corpus: Path) -> Dict[str, Tuple[Path, str]]:
+    """RETURNS: the evaluated splits by summary name ("test", or "test-asp" for
+    "asp=DIR"), each as (corpus directory, split), from --eval's "NAME=DIR,NAME=DIR"
+    (empty: --corpus's opt and test)."""
+    named = {"": corpus}
+    if value.strip():
+        named = {}
+        for item in value.split(","):
+            name, sep, path = item.partition("=")
+            if not sep or not name.strip() or not path.strip():
+                sys.exit(f"parallelism_seeds: --eval takes NAME=DIR,NAME=DIR, not {item!r}")
+            named[name.strip()] = Path(path.strip())
+    return {
+        f"{split}-{name}" if name else split: (path, split)
+        for name, path in named.items()
+        for split in ("opt", "test")
+    }
+
+
+def best_test(scores: Dict[str, dict], tests: List[str]) -> Dict[str, object]:
+    """RETURNS: the test scores in % of one seed or group: one dict for a single test
+    split, else one per split name."""
+    if tests == ["test"]:
+        return in_percent(scores["test"])
+    return {split: in_percent(scores[split]) for split in tests}
 
 
 def print_f1(splits: Dict[str, Dict[str, Dict[str, float]]], label: str = "") -> None:
@@ -143,21 +176,7 @@ def main() -> None:
     parser.add_argument(
         "--train", type=Path, default=None, help="training data (default: CORPUS/train.spacy)"
     )
-    parser.add_argument(
-        "--dev", type=Path, default=None, help="validation data (default: CORPUS/dev.spacy)"
-    )
-    parser.add_argument(
-        "--metric",
-        default="parallelism_epm_f",
-        help="the dev score that chooses outside_penalty and the best seed (the config's "
-        "score_weights choose the checkpoint), e.g. parallelism_epm_f_macro",
-    )
-    parser.add_argument(
-        "--eval",
-        default="",
-        help="NAME=DIR,... : evaluate on each DIR's opt and test splits, files and summary "
-        "splits suffixed -NAME (default: CORPUS's)",
-    )
+    add_corpus_arguments(parser)
     # anything else is passed to `spacy train` as config overrides (--a.b value)
     args, args.overrides = parser.parse_known_args()
     py = [sys.executable, "-m"]
@@ -165,12 +184,8 @@ def main() -> None:
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     train_path = args.train or args.corpus / "train.spacy"
     dev_path = args.dev or args.corpus / "dev.spacy"
-    evaluated = parse_eval(args.eval, args.corpus)
-    eval_splits = {
-        f"{split}-{name}" if name else split: (corpus, split)
-        for name, corpus in evaluated.items()
-        for split in ("opt", "test")
-    }
+    evaluated = eval_splits(args.eval, args.corpus)
+    tests = [split for split in evaluated if split.startswith("test")]
     splits = [s.strip() for s in args.train_splits.split(",") if s.strip()]
     if splits != ["train"]:
         train_path = args.training / f"parallelism-{args.name}-train.spacy"
@@ -195,7 +210,7 @@ def main() -> None:
         log = out / "log.txt"
         metrics = {
             s: args.metrics / f"parallelism-{args.name}-seed{seed}-{s}.json"
-            for s in ("tune", *eval_splits)
+            for s in ("tune", *evaluated)
         }
         timings[seed] = {}
         # written when `spacy train` returns (model-best and model-last are saved at
@@ -246,7 +261,7 @@ def main() -> None:
                 ],
                 log,
             )
-        for split, (corpus, part) in eval_splits.items():
+        for split, (corpus, part) in evaluated.items():
             if not metrics[split].exists():
                 run(
                     py
@@ -273,15 +288,12 @@ def main() -> None:
         "metric": args.metric,
         "splits": {},
     }
-    for split in ("dev", *eval_splits):
+    for split in ("dev", *evaluated):
         summary["splits"][split] = metric_table([per_seed[s][split] for s in seeds])
     summary["dev_metric"] = summarize([100 * per_seed[s]["dev"][args.metric] for s in seeds])
     best = max(seeds, key=lambda s: per_seed[s]["dev"][args.metric])
     summary["best_seed_on_validation"] = best
-    tests = [split for split in eval_splits if split.startswith("test")]
-    summary["best_seed_test"] = {split: in_percent(per_seed[best][split]) for split in tests}
-    if tests == ["test"]:
-        summary["best_seed_test"] = summary["best_seed_test"]["test"]
+    summary["best_seed_test"] = best_test(per_seed[best], tests)
     summary["outside_penalty"] = {s: per_seed[s]["outside_penalty"] for s in seeds}
     summary["tokens_per_second_test"] = {
         s: per_seed[s][tests[0]].get("tokens_per_second") for s in seeds

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Dict, List
 
-from parallelism_seeds import METRICS, PARTS, summarize
+from parallelism_seeds import metric_table
 
 
 def cell(paths: List[Path]) -> Dict[str, dict]:
@@ -22,12 +22,7 @@ def cell(paths: List[Path]) -> Dict[str, dict]:
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
         sys.exit(f"parallelism_transfer: missing {', '.join(missing)}")
-    scores = [json.loads(p.read_text()) for p in paths]
-    return {
-        f"{m}_{p}": summarize([100 * s[f"parallelism_{m}_{p}"] for s in scores])
-        for m in METRICS
-        for p in PARTS
-    }
+    return metric_table([json.loads(p.read_text()) for p in paths])
 
 
 def main() -> None:
