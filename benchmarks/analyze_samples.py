@@ -42,7 +42,10 @@ def main() -> None:
     torch.set_num_threads(1)
     explicit = parse_model_options(args.model)
     texts = {"la": load_sample().text}
-    texts.update({lang: (SAMPLES / name).read_text(encoding="utf8") for lang, name in TEXT_SAMPLES})
+    first = {}  # each language's first text sample (Latin: Augustine quoting Virgil)
+    for lang, name in TEXT_SAMPLES:
+        first.setdefault(lang, name)
+    texts.update({lang: (SAMPLES / name).read_text("utf8") for lang, name in first.items()})
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for lang, text in texts.items():

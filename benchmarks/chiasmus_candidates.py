@@ -7,7 +7,9 @@ the whole text (tokens/s, candidates/s) and both the vectorised search and the n
 nested loops (the definition, with the loops cut at the window) run on its first
 ``--naive-tokens`` tokens, where their outputs must be identical (speed-up). Finally
 the streaming search counts the candidates of a novel-sized text (the three texts
-repeated to ``--novel-tokens`` tokens) and reports its peak traced memory.
+repeated to ``--novel-tokens`` tokens) and reports its peak traced memory. The
+``chiasmus_finder``'s default search (pairs by POS, lemma, form, and stem) is timed on
+each text with its stem pairs and without (``finder_search``).
 
     python benchmarks/chiasmus_candidates.py [--data ../shared/data] [--window 30]
 
@@ -27,7 +29,7 @@ import numpy
 
 from spacy_rhetoric.assets import data_root
 from spacy_rhetoric.chiasmus.candidates import count_candidates, find_candidates
-from spacy_rhetoric.chiasmus.suggester import DEFAULT_ALLOWED_POS
+from spacy_rhetoric.chiasmus.suggester import DEFAULT_ALLOWED_POS, DEFAULT_FORM_POS
 from spacy_rhetoric.corpora import convert
 
 REPO = Path(__file__).resolve().parent.parent
@@ -88,7 +90,7 @@ def timed(fn: Callable[[], object], repeats: int = 1) -> Tuple[float, object]:
     return best, result
 
 
-def texts(data: Path) -> Dict[str, Tuple[List[str], List[str]]]:
+def texts(data: Path) -> Dict[str, Tuple[List[str], List[str], List[str]]]:
     result = {}
     for name, path in (
         ("UD_German-GSD test", data / "ud" / "UD_German-GSD" / "de_gsd-ud-test.conllu"),
@@ -98,13 +100,48 @@ def texts(data: Path) -> Dict[str, Tuple[List[str], List[str]]]:
         result[name] = (
             [t.pos_ for d in docs for t in d],
             [t.lemma_ for d in docs for t in d],
+            [t.text.lower() for d in docs for t in d],
         )
     docs = convert("chiasmus-de", data / "german-chiasmus").splits["all"]
     result["German chiasmus contexts"] = (
         [t.pos_ for d in docs for t in d],
         [t.lemma_ for d in docs for t in d],
+        [t.lower_ for d in docs for t in d],
     )
     return result
+
+
+def finder_search(
+    pos: List[str], lemmas: List[str], forms: List[str], window: int, repeats: int
+) -> Dict[str, object]:
+    """The finder's default search with and without its stem pairs."""
+    entry: Dict[str, object] = {}
+    lowered = [lemma.lower() for lemma in lemmas]
+    for label, stems in (("with_stem_pairs", forms), ("without_stem_pairs", None)):
+        seconds, found = timed(
+            lambda stems=stems: find_candidates(
+                pos,
+                lemmas=lowered,
+                window=window,
+                allowed_pos=DEFAULT_ALLOWED_POS,
+                lemma_pairs=True,
+                forms=forms,
+                form_pos=DEFAULT_FORM_POS,
+                distinct=True,
+                stems=stems,
+            ),
+            repeats,
+        )
+        entry[label] = {
+            "candidates": int(len(found.indices)),
+            "antimetaboles": int(found.antimetabole.sum()),
+            "seconds": seconds,
+            "tokens_per_second": len(pos) / seconds,
+        }
+    entry["time_ratio"] = (
+        entry["with_stem_pairs"]["seconds"] / entry["without_stem_pairs"]["seconds"]
+    )
+    return entry
 
 
 def main() -> None:
@@ -139,7 +176,7 @@ def main() -> None:
     }
     all_pos: List[str] = []
     all_lemmas: List[str] = []
-    for name, (pos, lemmas) in texts(args.data).items():
+    for name, (pos, lemmas, forms) in texts(args.data).items():
         all_pos += pos
         all_lemmas += lemmas
         seconds, found = timed(
@@ -188,13 +225,17 @@ def main() -> None:
                 "identical": identical,
             },
         }
+        entry["finder_search"] = finder_search(pos, lemmas, forms, args.window, args.repeats)
         results["texts"][name] = entry
         print(
             f"{name}: {len(pos)} tokens, {entry['candidates']} candidates in {seconds:.2f}s "
             f"({entry['tokens_per_second']:.0f} tokens/s); naive on {len(head_pos)} tokens "
             f"{naive_seconds:.1f}s (pruned {pruned_seconds:.2f}s) vs {fast_seconds:.3f}s: "
             f"x{naive_seconds / fast_seconds:.0f} (x{pruned_seconds / fast_seconds:.0f}), "
-            f"identical={identical}",
+            f"identical={identical}; finder search with/without stem pairs: "
+            f"x{entry['finder_search']['time_ratio']:.2f} time, "
+            f"{entry['finder_search']['with_stem_pairs']['candidates']} / "
+            f"{entry['finder_search']['without_stem_pairs']['candidates']} candidates",
             flush=True,
         )
     # a novel-sized text, streamed: bounded memory

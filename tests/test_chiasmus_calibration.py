@@ -11,6 +11,7 @@ import pytest
 import spacy
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from spacy.tokens import Doc
 
 from spacy_rhetoric.chiasmus import calibrate as calibrate_module
 from spacy_rhetoric.chiasmus.calibration import (
@@ -22,7 +23,8 @@ from spacy_rhetoric.chiasmus.calibration import (
     write_calibrations,
 )
 from spacy_rhetoric.chiasmus.component import kept_candidates
-from spacy_rhetoric.chiasmus.rules import _stem_pairs, same_stem
+from spacy_rhetoric.chiasmus.rules import _stem_pairs
+from spacy_rhetoric.chiasmus.stems import same_stem
 
 
 @settings(max_examples=200, deadline=None)
@@ -182,3 +184,43 @@ def test_candidates_stay_bounded_on_a_repetitive_text():
     assert len(doc.spans["chiasmus_candidates"]) <= 20 + 50 + 5
     above = doc.spans["chiasmus"].attrs["chiasmus_above_threshold"]
     assert len(doc.spans["chiasmus"]) == min(above, 20 + 50)
+
+
+def test_the_default_search_pairs_forms_that_share_a_stem():
+    # POS and lemmas as the shipped small German tagger gives them: neither pair repeats
+    # its POS or its lemma, so only the stem pairs propose the antimetabole
+    words = "Nicht die Glücklichen sind dankbar , sondern die Dankbaren sind glücklich .".split()
+    pos = "PART DET NOUN AUX ADJ PUNCT CCONJ DET NOUN AUX ADJ PUNCT".split()
+    lemmas = [w if p != "DET" else "der" for w, p in zip(words, pos)]
+    texts = []
+    for stem_pairs in (True, False):
+        nlp = spacy.blank("de")
+        finder = nlp.add_pipe("chiasmus_finder", config={"suggester": {"stem_pairs": stem_pairs}})
+        doc = finder(Doc(nlp.vocab, words=words, pos=pos, lemmas=lemmas))
+        texts.append([s.text for s in doc.spans["chiasmus"]])
+    assert texts[0] == ["Glücklichen sind dankbar , sondern die Dankbaren sind glücklich"]
+    assert texts[1] == []
+
+
+def test_a_doc_on_a_bare_vocab_gets_the_same_candidates():
+    # Vocab() computes no lexical attributes: lower_ is "" for every token, which once
+    # made every pair of a POS-less doc "repeat its form"
+    from spacy.vocab import Vocab
+
+    words = "We eat to live , and do not live to eat .".split()
+    finder = spacy.blank("en").add_pipe("chiasmus_finder")
+    found = [
+        finder.suggester([Doc(vocab, words=words)])[0].indices.tolist()
+        for vocab in (finder.vocab, Vocab())
+    ]
+    assert found[0] == found[1] and [1, 3, 8, 10] in found[0]
+
+
+def test_symbols_never_take_part_whatever_their_pos():
+    # the small Latin tagger reads the editorial brackets of "<ser>m<oni>" as ADV and VERB
+    words = "multa < ser > m < oni > verba verba multa".split()
+    pos = "NOUN ADV NOUN VERB NOUN ADV NOUN VERB NOUN NOUN NOUN".split()
+    finder = spacy.blank("la").add_pipe("chiasmus_finder")
+    found = finder.suggester([Doc(finder.vocab, words=words, pos=pos, lemmas=words)])[0]
+    symbols = {i for i, w in enumerate(words) if w in "<>"}
+    assert len(found.indices) and not symbols & set(found.indices.ravel().tolist())

@@ -11,6 +11,7 @@ from spacy_rhetoric.chiasmus.candidates import (
     iter_candidates,
     roles,
 )
+from spacy_rhetoric.chiasmus.stems import StemPairs, same_stem
 
 
 def brute_force(
@@ -26,9 +27,13 @@ def brute_force(
     forms=None,
     form_pos=None,
     distinct=False,
+    stems=None,
 ):
     """The definition, literally: nested loops over every increasing position tuple."""
     n = len(pos)
+
+    def stem(i, j):
+        return stems is not None and same_stem(stems[i], stems[j])
 
     def eligible(i):
         return (allowed is None or pos[i] in allowed) and (denied is None or pos[i] not in denied)
@@ -39,7 +44,7 @@ def brute_force(
 
     def matches(i, j):
         if eligible(i) and eligible(j):
-            if pos[i] == pos[j] or (lemma_pairs and lemmas[i] == lemmas[j]):
+            if pos[i] == pos[j] or (lemma_pairs and lemmas[i] == lemmas[j]) or stem(i, j):
                 return True
         return forms is not None and form_eligible(i) and form_eligible(j) and forms[i] == forms[j]
 
@@ -64,7 +69,8 @@ def brute_force(
                         ):
                             continue
                         am = lemmas is not None and all(
-                            lemmas[t[k]] == lemmas[t[-1 - k]] for k in range(depth)
+                            lemmas[t[k]] == lemmas[t[-1 - k]] or stem(t[k], t[-1 - k])
+                            for k in range(depth)
                         )
                         if antimetabole_only and not am:
                             continue
@@ -254,3 +260,81 @@ def test_example_and_errors():
         find_candidates(pos, antimetabole_only=True)
     with pytest.raises(ValueError, match="lemmas for"):
         find_candidates(pos, lemmas=lemmas[:3])
+
+
+# forms chosen so that equal prefixes, shared stems and near misses all occur
+STEM_FORMS = "amor amoris amorem blickst blickt haus hausaufgabe der des sein seit".split()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    sequences(),
+    st.lists(st.sampled_from(STEM_FORMS), min_size=22, max_size=22),
+    st.integers(1, 14),
+    st.sampled_from([None, {"N", "V"}]),
+    st.sampled_from([2, 3]),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+)
+def test_stem_pairs_equal_brute_force(
+    data, stem_pool, window, allowed, depth, lemma_pairs, am_only, distinct
+):
+    pos, lemmas, sentences = data
+    if depth == 3:
+        pos, lemmas = pos[:14], lemmas[:14]
+        sentences = sentences[:14] if sentences is not None else None
+    stems = stem_pool[: len(pos)]
+    expected, flags = brute_force(
+        pos,
+        lemmas,
+        window,
+        depth,
+        allowed,
+        None,
+        sentences,
+        antimetabole_only=am_only,
+        lemma_pairs=lemma_pairs,
+        distinct=distinct,
+        stems=stems,
+    )
+    found = find_candidates(
+        pos,
+        lemmas=lemmas,
+        window=window,
+        depth=depth,
+        allowed_pos=allowed,
+        sentences=sentences,
+        antimetabole_only=am_only,
+        lemma_pairs=lemma_pairs,
+        distinct=distinct,
+        stems=stems,
+        batch_size=5,
+    )
+    assert [tuple(map(int, row)) for row in found.indices] == expected
+    assert found.antimetabole.tolist() == flags
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(STEM_FORMS + ["a", "ab"]), min_size=1), st.data())
+def test_stem_pairs_answer_same_stem(forms, data):
+    index = st.integers(0, len(forms) - 1)
+    left = data.draw(st.lists(index, max_size=40))
+    right = data.draw(st.lists(index, min_size=len(left), max_size=len(left)))
+    pairs = StemPairs(forms)
+    expected = [same_stem(forms[i], forms[j]) for i, j in zip(left, right)]
+    assert pairs(numpy.asarray(left), numpy.asarray(right)).tolist() == expected
+    assert pairs(numpy.asarray(left), numpy.asarray(right)).tolist() == expected  # cached
+
+
+def test_stem_pairs_find_an_inflected_antimetabole():
+    # "Nicht die Glücklichen sind dankbar, sondern die Dankbaren sind glücklich": the
+    # tagger reads each pair as NOUN once and ADJ once, with different lemmas
+    forms = "glücklichen sind dankbar dankbaren sind glücklich".split()
+    pos = ["NOUN", "AUX", "ADJ", "NOUN", "AUX", "ADJ"]
+    kwargs = dict(lemmas=forms, allowed_pos={"NOUN", "ADJ"}, lemma_pairs=True, distinct=True)
+    assert find_candidates(pos, **kwargs).indices.tolist() == []
+    found = find_candidates(pos, stems=forms, **kwargs)
+    assert found.indices.tolist() == [[0, 2, 3, 5]] and found.antimetabole.tolist() == [True]
+    with pytest.raises(ValueError, match="stems for"):
+        find_candidates(pos, stems=forms[:2], **kwargs)

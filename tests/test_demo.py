@@ -54,6 +54,7 @@ def test_demo_without_models(tmp_path, no_models):
         "la_augustine_sermo (gold)",
         "la_augustine_sermo (predicted)",
         "la_augustine_civitas.txt",
+        "la_rhetorica_ad_herennium.txt",
         "de_goethe_schiller.txt",
         "en_shakespeare_johnson.txt",
         "zh_paibi.txt",
@@ -68,3 +69,7 @@ def test_demo_without_models(tmp_path, no_models):
     chiasmi = [f["text"] for f in data["findings"] if f["kind"] == "chiasmus"]
     assert "Fair is foul, and foul is fair" in chiasmi
     assert "Eat to live, and do not live to eat" in chiasmi
+    # Latin on word forms alone (no base pipeline here): the handbook's own antimetabole
+    found = data["findings"]
+    latin = [f["text"] for f in found if f["doc"] == "la_rhetorica_ad_herennium.txt"]
+    assert "Poema loquens pictura, pictura tacitum poema" in latin

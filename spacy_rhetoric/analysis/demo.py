@@ -1,5 +1,6 @@
 """The demo: ``analyze`` on the bundled samples (a Latin sermon section with its gold
-parallelisms, Augustine quoting Virgil, a German, an English and a Chinese passage),
+parallelisms, Augustine quoting Virgil, the Rhetorica ad Herennium's examples of
+antimetabole, a German, an English and a Chinese passage),
 with whatever models are available.
 
 Without any built model it still shows the gold parallelisms of the Latin sample and
@@ -21,6 +22,7 @@ SAMPLES = Path(__file__).parent.parent / "data" / "samples"
 # (language, bundled text file) analysed by the demo besides the Latin gold sample
 TEXT_SAMPLES = (
     ("la", "la_augustine_civitas.txt"),
+    ("la", "la_rhetorica_ad_herennium.txt"),
     ("de", "de_goethe_schiller.txt"),
     ("en", "en_shakespeare_johnson.txt"),
     ("zh", "zh_paibi.txt"),
@@ -108,8 +110,9 @@ def run_demo(
         analysis,
         "spacy_rhetoric demo: parallelisms, chiasmi and displacement",
         note="Bundled samples: Augustine, Sermo 147.1 (ASP, CC BY-SA 4.0) and De civitate "
-        "Dei 1 praef., 1.3 (quoting Virgil); Goethe and "
-        "Schiller; Shakespeare, Johnson, the King James Bible and Pope (public domain).",
+        "Dei 1 praef., 1.3 (quoting Virgil); Rhetorica ad Herennium 4.39; Goethe and "
+        "Schiller; Shakespeare, Johnson, the King James Bible and Pope (public domain); a "
+        "paibi sample written for the package.",
     )
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     Path(output).write_text(page, encoding="utf8")

@@ -20,11 +20,11 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy
 from spacy.language import Language
+from spacy.util import registry
 
 from .calibration import DEFAULT_PER_1000, LANGUAGE_WEIGHTS, calibrate, running_text_scores
-from .component import gold_candidates
+from .component import DEFAULT_SUGGESTER, gold_candidates
 from .rules import rule_scores
-from .suggester import build_chiasmus_suggester_v2
 
 GERMAN_LIT = "ud/UD_German-LIT/de_lit-ud-test.conllu"
 ENGLISH_CALIBRATION = "ud/UD_English-EWT/en_ewt-ud-dev.conllu"
@@ -184,7 +184,7 @@ def calibrate_language(
     RETURNS (Dict[str, Any]): the calibration entry.
     """
     weights = dict(LANGUAGE_WEIGHTS.get(lang, {}) if weights is None else weights)
-    suggest = build_chiasmus_suggester_v2().suggest  # the finder's default search
+    suggest = registry.resolve({"suggester": DEFAULT_SUGGESTER})["suggester"].suggest
 
     calibration_texts, held_texts, sources = running_parts(lang, data_dir)
     parts = []

@@ -10,19 +10,23 @@ pairs (a, a') and (b, b') *match*, with ``a' - a < window``. A pair (i, j) match
   hide the antimetabole); or
 * ``forms`` are given, ``forms[i] == forms[j]`` and both positions are eligible or have
   a part of speech in ``form_pos`` (not denied): e.g. numerals and pronouns take part
-  only where the pair repeats its form.
+  only where the pair repeats its form; or
+* ``stems`` are given, both are eligible and their stems are one word up to an ending
+  (``stems.same_stem``: "glücklichen" / "glücklich", "amor" / "amoris"), whatever their
+  parts of speech and lemmas.
 
 Further conditions:
 
 * optionally, ``a`` and ``a'`` (and so everything between them) in the same sentence,
-* optionally (``antimetabole_only``), ``lemma[a] == lemma[a']`` and ``lemma[b] == lemma[b']``;
+* optionally (``antimetabole_only``), ``lemma[a] == lemma[a']`` and ``lemma[b] == lemma[b']``
+  (with ``stems``: or the pair repeats its stem);
 * optionally (``distinct``), ``lemma[a] != lemma[b]`` and ``lemma[b'] != lemma[a']``.
 
 A candidate of depth 3 is a sextuple ``a < b < c < c' < b' < a'`` with the same conditions
 on each of the three pairs. Candidates are arrays of positions in role order
 ``A, B, (C, C',) B', A'``; the output of a search is sorted lexicographically in that order,
 so it equals the nested loops of the definition exactly. A candidate is an *antimetabole*
-when every pair also repeats its lemma.
+when every pair also repeats its lemma (with ``stems``: its lemma or its stem).
 
 The search never enumerates quadruples it will not keep: it groups the positions
 into matching pairs (at most ``window - 1`` apart, O(n * window) of them), and
@@ -34,6 +38,8 @@ most one anchor's worth), so a whole novel is searched in bounded memory.
 from typing import Iterable, Iterator, List, NamedTuple, Optional, Sequence, Union
 
 import numpy
+
+from .stems import StemPairs
 
 DEFAULT_WINDOW = 30
 ROLES_BY_DEPTH = {2: ("A", "B", "B'", "A'"), 3: ("A", "B", "C", "C'", "B'", "A'")}
@@ -100,6 +106,7 @@ class _Matching(NamedTuple):
     forms: Optional[numpy.ndarray]  # pairs may match by form
     form_eligible: Optional[numpy.ndarray]
     required: Optional[numpy.ndarray]  # every pair must repeat this (antimetabole_only)
+    stems: Optional[StemPairs]  # pairs may match by stem; a stem repetition counts as required
 
 
 def _pairs(start: int, stop: int, match: _Matching, window: int) -> numpy.ndarray:
@@ -120,8 +127,15 @@ def _pairs(start: int, stop: int, match: _Matching, window: int) -> numpy.ndarra
         if match.forms is not None:
             fe = match.form_eligible
             keep |= fe[i] & fe[j] & (match.forms[i] == match.forms[j])
+        stem = None
+        if match.stems is not None:
+            stem = numpy.zeros(len(i), dtype=bool)
+            ask = numpy.flatnonzero(both)
+            stem[ask] = match.stems(i[ask], j[ask])
+            keep |= stem
         if match.required is not None:
-            keep &= match.required[i] == match.required[j]
+            repeated = match.required[i] == match.required[j]
+            keep &= repeated if stem is None else repeated | stem
         firsts.append(i[keep])
         seconds.append(j[keep])
     if not firsts:
@@ -163,14 +177,19 @@ def _nest(frames: numpy.ndarray, pairs: numpy.ndarray, first_of: numpy.ndarray) 
     )
 
 
-def _antimetabole(indices: numpy.ndarray, lemmas: Optional[numpy.ndarray]) -> numpy.ndarray:
+def _antimetabole(
+    indices: numpy.ndarray, lemmas: Optional[numpy.ndarray], stems: Optional[StemPairs] = None
+) -> numpy.ndarray:
     if lemmas is None or len(indices) == 0:
         return numpy.zeros(len(indices), dtype=bool)
     width = indices.shape[1]
     values = lemmas[indices]
     flag = numpy.ones(len(indices), dtype=bool)
     for level in range(width // 2):
-        flag &= values[:, level] == values[:, width - 1 - level]
+        repeated = values[:, level] == values[:, width - 1 - level]
+        if stems is not None:
+            repeated |= stems(indices[:, level], indices[:, width - 1 - level])
+        flag &= repeated
     return flag
 
 
@@ -211,6 +230,7 @@ def iter_candidates(
     forms: Optional[Sequence] = None,
     form_pos: Optional[Iterable] = None,
     distinct: bool = False,
+    stems: Optional[Sequence[str]] = None,
     batch_size: int = 1 << 18,
 ) -> Iterator[Candidates]:
     """Stream the chiasmus candidates of a token sequence (see the module docstring).
@@ -233,6 +253,9 @@ def iter_candidates(
     distinct (bool): drop candidates whose neighbouring roles share their lemma (A and B,
         B' and A'; at depth 3 also B and C, C' and B'): "the ... the ... the ... the" is
         repetition, not inversion (needs ``lemmas``).
+    stems (Optional[Sequence[str]]): one lower-case form per token: two eligible positions
+        whose forms are one word up to an ending (``stems.same_stem``) are a pair, and the
+        pair counts as repeating its lemma (antimetabole flag, ``antimetabole_only``).
     batch_size (int): soft bound on the candidates of one yielded batch.
     YIELDS (Candidates): batches in lexicographic order of the role tuples.
     """
@@ -259,6 +282,11 @@ def iter_candidates(
         )
     elif form_pos is not None:
         raise ValueError("chiasmus candidates: form_pos needs forms")
+    stem_pairs = None
+    if stems is not None:
+        if len(stems) != n:
+            raise ValueError(f"chiasmus candidates: {len(stems)} stems for {n} tokens")
+        stem_pairs = StemPairs([str(s) for s in stems])
     sentence_ids = None
     if sentences is not None:
         sentence_ids = numpy.asarray(sentences, dtype=numpy.int64)
@@ -273,6 +301,7 @@ def iter_candidates(
         form_codes,
         form_eligible,
         lemma_codes if antimetabole_only else None,
+        stem_pairs,
     )
     for start in range(0, n, _ANCHOR_BLOCK):
         stop = min(n, start + _ANCHOR_BLOCK)
@@ -310,7 +339,7 @@ def iter_candidates(
                 frames = frames[_distinct(frames, lemma_codes)]
                 if len(frames) == 0:
                     continue
-            yield Candidates(frames, _antimetabole(frames, lemma_codes))
+            yield Candidates(frames, _antimetabole(frames, lemma_codes, stem_pairs))
 
 
 def find_candidates(pos: Sequence, **kwargs) -> Candidates:

@@ -70,6 +70,21 @@ DEFAULT_REVIEW_PER_1000 = 5.0
 MAX_FINDINGS_PER_1000 = 50.0
 MIN_FINDINGS = 20  # and always this many more (a short paragraph of antimetaboles)
 ABOVE_ATTR = "chiasmus_above_threshold"
+# the finder's default candidate search (the calibration of the rules runs the same)
+DEFAULT_SUGGESTER = {
+    "@misc": "spacy-rhetoric.chiasmus_suggester.v2",
+    "window": DEFAULT_WINDOW,
+    "depth": 2,
+    "allowed_pos": DEFAULT_ALLOWED_POS,
+    "denied_pos": None,
+    "respect_sentences": False,
+    "antimetabole_only": False,
+    "lexical_attr": "LEMMA",
+    "lemma_pairs": True,
+    "form_pos": DEFAULT_FORM_POS,
+    "distinct": True,
+    "stem_pairs": True,
+}
 ANTIMETABOLE = "antimetabole"
 
 
@@ -79,19 +94,7 @@ ANTIMETABOLE = "antimetabole"
     requires=["token.pos"],
     default_config={
         "model": DEFAULT_MODEL,
-        "suggester": {
-            "@misc": "spacy-rhetoric.chiasmus_suggester.v2",
-            "window": DEFAULT_WINDOW,
-            "depth": 2,
-            "allowed_pos": DEFAULT_ALLOWED_POS,
-            "denied_pos": None,
-            "respect_sentences": False,
-            "antimetabole_only": False,
-            "lexical_attr": "LEMMA",
-            "lemma_pairs": True,
-            "form_pos": DEFAULT_FORM_POS,
-            "distinct": True,
-        },
+        "suggester": DEFAULT_SUGGESTER,
         "spans_key": "chiasmus",
         "support_key": "chiasmus_support",
         "candidates_key": "chiasmus_candidates",

@@ -48,6 +48,7 @@ from thinc.api import Model
 from thinc.types import Floats2d, Ints2d
 
 from .features import candidate_features, feature_names
+from .stems import StemPairs
 
 InT = Tuple[List[Doc], List[Ints2d]]
 GROUPS = ("D", "L")
@@ -96,7 +97,7 @@ def rule_features(doc: Doc, candidates: numpy.ndarray) -> Dict[str, numpy.ndarra
     # a pair that repeats its form up to an ending but not its lemma (``same_stem``): a
     # lemmatizer's slip ("blickst" / "blickt"), or inflection in a doc without lemmas
     # ("amor" / "amoris"); weight 0 by default, a language's calibration may set it
-    forms = [t.lower_ for t in doc]
+    forms = [t.text.lower() for t in doc]  # not lower_: unset in a bare Vocab()
     width = candidates.shape[1]
     stem_a = _stem_pairs(forms, candidates[:, 0], candidates[:, width - 1])
     stem_b = _stem_pairs(forms, candidates[:, 1], candidates[:, width - 2])
@@ -108,39 +109,11 @@ def rule_features(doc: Doc, candidates: numpy.ndarray) -> Dict[str, numpy.ndarra
     return values
 
 
-STEM_MIN_CHARS = 4
-STEM_MIN_SHARE = 0.66
-
-
-def same_stem(a: str, b: str) -> bool:
-    """Whether two lower-case forms are one word up to an ending: equal, or sharing a
-    prefix of at least ``STEM_MIN_CHARS`` characters and ``STEM_MIN_SHARE`` of the
-    longer form ("blickst" / "blickt", "sabbat" / "sabbats", "amor" / "amoris"; not
-    "haus" / "hausaufgabe")."""
-    if a == b:
-        return True
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n >= STEM_MIN_CHARS and n >= STEM_MIN_SHARE * max(len(a), len(b))
-
-
 def _stem_pairs(forms: List[str], left: numpy.ndarray, right: numpy.ndarray) -> numpy.ndarray:
-    """``same_stem`` of the forms at ``left[k]``, ``right[k]``, computed once per
-    distinct pair of forms (running text repeats its words: far fewer than positions)."""
+    """``same_stem`` of the forms at ``left[k]``, ``right[k]`` as float32."""
     if len(left) == 0:
         return numpy.zeros(0, dtype="float32")
-    vocab, form_ids = numpy.unique(numpy.asarray(forms, dtype=object), return_inverse=True)
-    form_ids = form_ids.reshape(-1).astype(numpy.int64)
-    keys = form_ids[left] * len(vocab) + form_ids[right]
-    unique, inverse = numpy.unique(keys, return_inverse=True)
-    found = numpy.asarray(
-        [same_stem(vocab[k // len(vocab)], vocab[k % len(vocab)]) for k in unique.tolist()],
-        dtype="float32",
-    )
-    return found[inverse.reshape(-1)]
+    return StemPairs(forms)(left, right).astype("float32")
 
 
 def rule_scores(

@@ -8,7 +8,7 @@ scores what its suggester proposes.
 from typing import Iterable, List, Optional
 
 import numpy
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Token
 from spacy.util import registry
 
 from .candidates import DEFAULT_WINDOW, Candidates, empty_candidates, find_candidates, roles
@@ -42,6 +42,10 @@ class ChiasmusSuggester:
     form_pos (Optional[List[str]]): POS that take part only where the pair repeats its form.
     distinct (bool): drop candidates whose A and B (B' and A') share their lemma: mere
         repetition ("the ... the ... the ... the"), no inversion.
+    stem_pairs (bool): a pair whose lower-case forms are one word up to an ending
+        ("Glücklichen" / "glücklich", "amor" / "amoris"; ``stems.same_stem``) matches
+        whatever its POS and lemmas, and counts as a repetition (antimetabole): a small
+        tagger's or lemmatizer's slip must not hide the figure.
     """
 
     def __init__(
@@ -56,6 +60,7 @@ class ChiasmusSuggester:
         lemma_pairs: bool = False,
         form_pos: Optional[List[str]] = None,
         distinct: bool = False,
+        stem_pairs: bool = False,
     ) -> None:
         roles(depth)
         if window < 2 * depth:
@@ -74,6 +79,7 @@ class ChiasmusSuggester:
         self.lemma_pairs = lemma_pairs
         self.form_pos = list(form_pos) if form_pos else None
         self.distinct = distinct
+        self.stem_pairs = stem_pairs
 
     def suggest(self, doc: Doc, name: str = "chiasmus_finder") -> Candidates:
         """doc (Doc): a doc, with POS (and lemmas) or without.
@@ -83,10 +89,10 @@ class ChiasmusSuggester:
         sentences = None
         if self.respect_sentences and doc.has_annotation("SENT_START"):
             sentences = numpy.cumsum([t.is_sent_start is True for t in doc])
-        forms = [t.lower_ for t in doc]
+        forms = [t.text.lower() for t in doc]  # not lower_: unset in a bare Vocab()
         if not doc.has_annotation("POS"):
             return find_candidates(
-                [FORM_SPACE if t.is_space else FORM_PUNCT if t.is_punct else "" for t in doc],
+                [FORM_SPACE if t.is_space else FORM_PUNCT if _not_a_word(t) else "" for t in doc],
                 lemmas=forms,
                 window=self.window,
                 depth=self.depth,
@@ -94,14 +100,16 @@ class ChiasmusSuggester:
                 sentences=sentences,
                 antimetabole_only=True,
                 distinct=self.distinct,
+                stems=forms if getattr(self, "stem_pairs", False) else None,
             )
         use_lemmas = self.lexical_attr == "LEMMA" and doc.has_annotation("LEMMA")
         if self.antimetabole_only and self.lexical_attr == "LEMMA" and not use_lemmas:
             check_doc(doc, "LEMMA", name)
         lemmas = [t.lemma_.lower() for t in doc] if use_lemmas else forms
-        # whitespace and punctuation never take part, whatever POS a tagger gave them
-        # (a small Latin tagger reads a quotation mark as a noun)
-        pos = [FORM_SPACE if t.is_space or t.is_punct else t.pos_ for t in doc]
+        # whitespace, punctuation and symbols never take part, whatever POS a tagger gave
+        # them (a small Latin tagger reads a quotation mark as a noun, and the editorial
+        # brackets of "<ser>m<oni>" as an adverb and a verb)
+        pos = [FORM_SPACE if t.is_space or _not_a_word(t) else t.pos_ for t in doc]
         return find_candidates(
             pos,
             lemmas=lemmas,
@@ -115,11 +123,17 @@ class ChiasmusSuggester:
             forms=forms if self.form_pos else None,
             form_pos=self.form_pos,
             distinct=self.distinct,
+            stems=forms if getattr(self, "stem_pairs", False) else None,
         )
 
     def __call__(self, docs: Iterable[Doc]) -> List[Candidates]:
         """docs (Iterable[Doc]): the docs. RETURNS (List[Candidates]): per doc."""
         return [self.suggest(doc) for doc in docs]
+
+
+def _not_a_word(token: Token) -> bool:
+    """Punctuation, or a token without a letter or digit ("<", "+", "---")."""
+    return token.is_punct or not any(ch.isalnum() for ch in token.text)
 
 
 @registry.misc("spacy-rhetoric.chiasmus_suggester.v1")
@@ -153,10 +167,12 @@ def build_chiasmus_suggester_v2(
     lemma_pairs: bool = True,
     form_pos: Optional[List[str]] = DEFAULT_FORM_POS,
     distinct: bool = True,
+    stem_pairs: bool = False,
 ) -> ChiasmusSuggester:
     """Create the chiasmus candidate suggester (see ``ChiasmusSuggester``): pairs repeat
     their POS or their lemma; ``form_pos`` take part where the pair repeats its form;
-    A and B never share their lemma (``distinct``).
+    A and B never share their lemma (``distinct``); with ``stem_pairs`` (the
+    ``chiasmus_finder`` default), pairs may repeat their form up to an ending.
 
     RETURNS (ChiasmusSuggester): a callable docs -> per-doc Candidates.
     """
