@@ -96,19 +96,17 @@ def texts(data: Path) -> Dict[str, Tuple[List[str], List[str], List[str]]]:
         ("UD_German-GSD test", data / "ud" / "UD_German-GSD" / "de_gsd-ud-test.conllu"),
         ("UD_English-EWT test", data / "ud" / "UD_English-EWT" / "en_ewt-ud-test.conllu"),
     ):
-        docs = convert("conllu", path).splits["test"]
-        result[name] = (
-            [t.pos_ for d in docs for t in d],
-            [t.lemma_ for d in docs for t in d],
-            [t.text.lower() for d in docs for t in d],
-        )
+        result[name] = _columns(convert("conllu", path).splits["test"])
     docs = convert("chiasmus-de", data / "german-chiasmus").splits["all"]
-    result["German chiasmus contexts"] = (
-        [t.pos_ for d in docs for t in d],
-        [t.lemma_ for d in docs for t in d],
-        [t.lower_ for d in docs for t in d],
-    )
+    result["German chiasmus contexts"] = _columns(docs)
     return result
+
+
+def _columns(docs) -> Tuple[List[str], List[str], List[str]]:
+    """POS, lemmas and lower-cased forms (from the text: the converted docs' vocab has no
+    LOWER) of docs read as one token sequence."""
+    tokens = [t for d in docs for t in d]
+    return [t.pos_ for t in tokens], [t.lemma_ for t in tokens], [t.text.lower() for t in tokens]
 
 
 def finder_search(

@@ -23,8 +23,7 @@ from spacy_rhetoric.chiasmus.calibration import (
     write_calibrations,
 )
 from spacy_rhetoric.chiasmus.component import kept_candidates
-from spacy_rhetoric.chiasmus.rules import _stem_pairs
-from spacy_rhetoric.chiasmus.stems import same_stem
+from spacy_rhetoric.chiasmus.stems import StemPairs, same_stem
 
 
 @settings(max_examples=200, deadline=None)
@@ -134,7 +133,7 @@ def test_stem_pairs_equal_same_stem_position_by_position(forms, data):
     left = numpy.asarray(data.draw(st.lists(index, max_size=30)), dtype=numpy.int64)
     right = numpy.asarray(data.draw(st.lists(index, min_size=len(left), max_size=len(left))))
     expected = [float(same_stem(forms[i], forms[j])) for i, j in zip(left, right)]
-    assert _stem_pairs(forms, left, right.astype(numpy.int64)).tolist() == expected
+    assert StemPairs(forms)(left, right.astype(numpy.int64)).astype("float32").tolist() == expected
 
 
 @settings(max_examples=200, deadline=None)

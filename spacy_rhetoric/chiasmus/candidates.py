@@ -130,7 +130,8 @@ def _pairs(start: int, stop: int, match: _Matching, window: int) -> numpy.ndarra
         stem = None
         if match.stems is not None:
             stem = numpy.zeros(len(i), dtype=bool)
-            ask = numpy.flatnonzero(both)
+            # pairs kept already need no answer unless every pair must repeat itself
+            ask = numpy.flatnonzero(both if match.required is not None else both & ~keep)
             stem[ask] = match.stems(i[ask], j[ask])
             keep |= stem
         if match.required is not None:

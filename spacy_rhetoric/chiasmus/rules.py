@@ -97,23 +97,16 @@ def rule_features(doc: Doc, candidates: numpy.ndarray) -> Dict[str, numpy.ndarra
     # a pair that repeats its form up to an ending but not its lemma (``same_stem``): a
     # lemmatizer's slip ("blickst" / "blickt"), or inflection in a doc without lemmas
     # ("amor" / "amoris"); weight 0 by default, a language's calibration may set it
-    forms = [t.text.lower() for t in doc]  # not lower_: unset in a bare Vocab()
+    stems = StemPairs([t.text.lower() for t in doc])  # not lower_: unset in a bare Vocab()
     width = candidates.shape[1]
-    stem_a = _stem_pairs(forms, candidates[:, 0], candidates[:, width - 1])
-    stem_b = _stem_pairs(forms, candidates[:, 1], candidates[:, width - 2])
+    stem_a = stems(candidates[:, 0], candidates[:, width - 1]).astype("float32")
+    stem_b = stems(candidates[:, 1], candidates[:, width - 2]).astype("float32")
     values["no_repetition_a"] = 1.0 - values["lemma_a_a2"]
     values["no_repetition_b"] = 1.0 - values["lemma_b_b2"]
     values["stem_repetition_a"] = stem_a * values["no_repetition_a"]
     values["stem_repetition_b"] = stem_b * values["no_repetition_b"]
     values["same_lemma_a_b"] = values["lemma_a_b"]
     return values
-
-
-def _stem_pairs(forms: List[str], left: numpy.ndarray, right: numpy.ndarray) -> numpy.ndarray:
-    """``same_stem`` of the forms at ``left[k]``, ``right[k]`` as float32."""
-    if len(left) == 0:
-        return numpy.zeros(0, dtype="float32")
-    return StemPairs(forms)(left, right).astype("float32")
 
 
 def rule_scores(

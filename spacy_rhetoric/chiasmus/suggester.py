@@ -90,6 +90,7 @@ class ChiasmusSuggester:
         if self.respect_sentences and doc.has_annotation("SENT_START"):
             sentences = numpy.cumsum([t.is_sent_start is True for t in doc])
         forms = [t.text.lower() for t in doc]  # not lower_: unset in a bare Vocab()
+        stems = forms if self.stem_pairs else None
         if not doc.has_annotation("POS"):
             return find_candidates(
                 [FORM_SPACE if t.is_space else FORM_PUNCT if _not_a_word(t) else "" for t in doc],
@@ -100,7 +101,7 @@ class ChiasmusSuggester:
                 sentences=sentences,
                 antimetabole_only=True,
                 distinct=self.distinct,
-                stems=forms if getattr(self, "stem_pairs", False) else None,
+                stems=stems,
             )
         use_lemmas = self.lexical_attr == "LEMMA" and doc.has_annotation("LEMMA")
         if self.antimetabole_only and self.lexical_attr == "LEMMA" and not use_lemmas:
@@ -123,7 +124,7 @@ class ChiasmusSuggester:
             forms=forms if self.form_pos else None,
             form_pos=self.form_pos,
             distinct=self.distinct,
-            stems=forms if getattr(self, "stem_pairs", False) else None,
+            stems=stems,
         )
 
     def __call__(self, docs: Iterable[Doc]) -> List[Candidates]:
