@@ -175,12 +175,14 @@ def test_protocol_settings_come_from_the_training_config(tmp_path):
     from spacy_rhetoric.chiasmus.crossval import default_config_path, settings_from_config
 
     settings = settings_from_config()
-    assert settings["epochs"] == 60 and settings["batch_size"] == 32
-    assert settings["learn_rate"] == 0.003 and settings["L2"] == 0.001
+    assert settings["epochs"] == 150 and settings["batch_size"] == 200
+    assert settings["learn_rate"] == 0.001 and settings["L2"] == 1.0
+    assert settings["L2_is_weight_decay"] is False
     assert settings["model"]["@architectures"] == "spacy-rhetoric.ChiasmusScorer.v2"
     assert settings["model"]["encoder_layers"] == [0, 8]
+    assert settings["model"]["hidden_width"] == 64
     # a changed config changes the protocol: one recipe, read from one place
-    text = default_config_path().read_text().replace("max_epochs = 60", "max_epochs = 7")
+    text = default_config_path().read_text().replace("max_epochs = 150", "max_epochs = 7")
     (tmp_path / "de.cfg").write_text(text)
     assert settings_from_config(tmp_path / "de.cfg")["epochs"] == 7
     with pytest.raises(ValueError, match="not found"):

@@ -9,7 +9,14 @@ from test_chiasmus_component import input_docs, make_examples
 from thinc.api import fix_random_seed
 
 from spacy_rhetoric.chiasmus import metrics as chiasmus_metrics  # noqa: F401  (registers)
-from spacy_rhetoric.chiasmus.crossval import fit_logistic
+from spacy_rhetoric.chiasmus.crossval import (
+    choose_l2,
+    chooses_l2,
+    fit_logistic,
+    fit_network,
+    settings_for_fold,
+    settings_from_config,
+)
 from spacy_rhetoric.chiasmus.eval_english_mb import grouped_folds, near_duplicate_groups
 from spacy_rhetoric.chiasmus.features import (
     D_FEATURES,
@@ -195,3 +202,57 @@ def test_near_duplicate_groups_and_grouped_folds():
     folds = grouped_folds(groups, [True, True, True, True, False], n_folds=2, seed=0)
     assert folds[0] == folds[1] == folds[2]
     assert folds[3] != folds[0]
+
+
+def _network_settings(epochs: int = 40) -> dict:
+    settings = settings_from_config()
+    return {**settings, "epochs": epochs, "batch_size": 50, "learn_rate": 0.01}
+
+
+def _noisy_problem(n: int = 300, seed: int = 0):
+    rng = numpy.random.default_rng(seed)
+    X = rng.normal(size=(n, 6)).astype("float32")
+    y = (X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=0.5, size=n)) > 1.0
+    return X, y
+
+
+def test_fit_network_learns_and_its_l2_shrinks_it():
+    from spacy_rhetoric.chiasmus.metrics import average_precision
+
+    X, y = _noisy_problem()
+    settings = _network_settings()
+    weak = fit_network(X, y, settings, L2=0.0, seed=0)
+    assert average_precision(weak(X), y) > 0.9
+    strong = fit_network(X, y, settings, L2=1000.0, seed=0)
+    # a heavy penalty flattens the scores towards one value
+    assert numpy.ptp(strong(X)) < numpy.ptp(weak(X))
+    # the same seed trains the same network
+    assert numpy.allclose(weak(X), fit_network(X, y, settings, L2=0.0, seed=0)(X))
+
+
+def test_chooses_l2_only_for_a_network_with_a_coupled_l2():
+    settings = settings_from_config()  # configs/chiasmus/de.cfg: 64 ReLUs, coupled L2
+    assert chooses_l2(settings)
+    assert not chooses_l2({**settings, "model": {**settings["model"], "hidden_width": 0}})
+    assert not chooses_l2({**settings, "L2_is_weight_decay": True})
+    assert not chooses_l2({**settings, "l2_grid": []})
+
+
+def test_l2_is_chosen_on_the_training_rows_only():
+    from spacy_rhetoric.chiasmus.crossval import FeatureTable
+
+    X, y = _noisy_problem(200)
+    settings = {**_network_settings(epochs=10), "l2_grid": [0.1, 100.0], "inner_folds": 3}
+    settings["model"] = {**settings["model"], "feature_groups": ["D"], "encoder": None}
+    table = FeatureTable.__new__(FeatureTable)
+    table.layers, table.blocks = [], {"D": X}
+    rows = numpy.arange(150)
+    chosen, details = settings_for_fold(settings, table, rows, y[rows], seed=0)
+    assert chosen["L2"] in (0.1, 100.0) and details["L2"] == chosen["L2"]
+    assert set(details["inner_ap_l2"]) == {"0.1", "100.0"}
+    # scrambling the rows outside the training part changes nothing
+    table.blocks = {"D": numpy.vstack([X[:150], X[150:][::-1] * -3.0])}
+    again, _ = settings_for_fold(settings, table, rows, y[rows], seed=0)
+    assert again["L2"] == chosen["L2"]
+    best, scores = choose_l2(X[rows], y[rows], settings, seed=0)
+    assert best == chosen["L2"] and scores == details["inner_ap_l2"]

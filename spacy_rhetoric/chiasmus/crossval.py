@@ -15,7 +15,10 @@ folds of all seeds.
 E features from the encoder (``spacy-rhetoric.ChiasmusScorer.v2``): the layers are
 chosen per training set, from ``settings["layer_grid"]``, by an inner stratified CV on
 the training part only (a plain L2 logistic regression over the same feature groups,
-``fit_logistic``); the finder is then trained with the chosen layers. Beside every
+``fit_logistic``); the finder is then trained with the chosen layers. A network scorer
+with a coupled L2 (``chooses_l2``) also gets its L2 chosen from ``settings["l2_grid"]``,
+on those layers, by an inner CV of the same network trained on the feature table
+(``fit_network``). Beside every
 cross-validation, the plain logistic regression over the D+L features on the identical
 folds is reported ("baseline_dl_logreg").
 """
@@ -50,6 +53,11 @@ PROTOCOL_SETTINGS: Dict[str, Any] = {
     "inner_folds": 5,
     "inner_repeats": 3,
     "baseline_C": 1.0,
+    # a network scorer trained with a coupled L2 (L2_is_weight_decay = false): the L2
+    # strengths its inner CV tries (units of a batch of 200 summed candidates: 1.0 is
+    # scikit-learn's MLP alpha 1 at its batch size of 200)
+    "l2_grid": [0.3, 1.0, 3.0, 10.0],
+    "l2_inner_repeats": 1,
 }
 
 
@@ -304,6 +312,50 @@ class FeatureTable:
         return numpy.hstack(parts)
 
 
+def fit_network(
+    X: numpy.ndarray, y: Sequence[bool], settings: Dict[str, Any], L2: float, seed: int = 0
+) -> Callable:
+    """The finder's scorer network (``model.scorer_layers``: standardizer, ReLU layers,
+    linear, sigmoid) trained on a feature table the way ``train_finder`` trains the
+    finder: Adam with the settings' learn rate, epochs and batch size, the summed binary
+    cross-entropy's gradient, here a coupled L2 of ``L2``. The inner CV's stand-in for
+    the finder, without computing features again.
+
+    RETURNS (Callable[[numpy.ndarray], numpy.ndarray]): features -> probabilities.
+    """
+    from thinc.api import Adam, chain
+
+    from .model import scorer_layers
+
+    model = settings["model"]
+    features = numpy.ascontiguousarray(X, dtype="float32")
+    target = numpy.asarray(y, dtype="float32").reshape(-1, 1)
+    fix_random_seed(seed)
+    net = chain(
+        *scorer_layers(
+            features.shape[1],
+            int(model.get("hidden_width", 0)),
+            int(model.get("depth", 1)),
+            float(model.get("dropout", 0.0)),
+        )
+    )
+    net.initialize(X=features, Y=target)
+    optimizer = Adam()  # as ChiasmusFinder.create_optimizer, then the settings
+    optimizer.learn_rate = settings["learn_rate"]
+    optimizer.L2 = L2
+    optimizer.L2_is_weight_decay = False
+    rng = random.Random(seed)
+    order = list(range(len(features)))
+    for _ in range(settings["epochs"]):
+        rng.shuffle(order)
+        for start in range(0, len(order), settings["batch_size"]):
+            rows = order[start : start + settings["batch_size"]]
+            scores, backprop = net.begin_update(features[rows])
+            backprop(scores - target[rows])
+            net.finish_update(optimizer)
+    return lambda table: net.predict(numpy.asarray(table, dtype="float32")).reshape(-1)
+
+
 def inner_cv_ap(
     X: numpy.ndarray,
     y: Sequence[bool],
@@ -311,10 +363,14 @@ def inner_cv_ap(
     seed: int = 0,
     C: float = 1.0,
     repeats: int = 1,
+    fit: Optional[Callable[[numpy.ndarray, numpy.ndarray], Callable]] = None,
 ) -> float:
-    """Mean AP of ``fit_logistic`` over a stratified k-fold CV of (X, y), repeated with
-    the fold seeds seed, seed + 1000, ... (``repeats`` of them)."""
+    """Mean AP over a stratified k-fold CV of (X, y), repeated with the fold seeds seed,
+    seed + 1000, ... (``repeats`` of them), of ``fit`` (features, targets -> predict;
+    default: ``fit_logistic`` with ``C``)."""
     y = numpy.asarray(y, dtype=bool)
+    if fit is None:
+        fit = lambda features, target: fit_logistic(features, target, C)  # noqa: E731
     aps = []
     for repeat in range(repeats):
         folds = stratified_folds(list(y), n_folds, seed + 1000 * repeat)
@@ -322,9 +378,40 @@ def inner_cv_ap(
             train, test = folds != fold, folds == fold
             if y[train].all() or not y[train].any() or not y[test].any():
                 continue
-            predict = fit_logistic(X[train], y[train], C)
+            predict = fit(X[train], y[train])
             aps.append(average_precision(predict(X[test]), y[test]))
     return float(numpy.mean(aps)) if aps else 0.0
+
+
+def chooses_l2(settings: Dict[str, Any]) -> bool:
+    """Whether the protocol chooses the scorer's L2 by inner CV: a network (hidden_width
+    > 0) trained with a coupled L2 (``L2_is_weight_decay = false``) and an ``l2_grid``."""
+    return (
+        int(settings["model"].get("hidden_width", 0)) > 0
+        and not settings.get("L2_is_weight_decay", True)
+        and bool(settings.get("l2_grid"))
+    )
+
+
+def choose_l2(
+    X: numpy.ndarray, y: Sequence[bool], settings: Dict[str, Any], seed: int = 0
+) -> Tuple[float, Dict[str, float]]:
+    """Choose the network's L2 from ``settings["l2_grid"]`` by inner CV on training rows
+    only (``fit_network``). RETURNS (Tuple[float, Dict[str, float]]): the best L2 and the
+    inner AP of each."""
+    scores = {}
+    for L2 in settings["l2_grid"]:
+        fit = lambda features, target, L2=L2: fit_network(features, target, settings, L2, seed)  # noqa: E731
+        scores[str(L2)] = inner_cv_ap(
+            X,
+            y,
+            settings.get("inner_folds", 5),
+            seed,
+            repeats=settings.get("l2_inner_repeats", 1),
+            fit=fit,
+        )
+    best = max(settings["l2_grid"], key=lambda L2: scores[str(L2)])
+    return float(best), scores
 
 
 def choose_layers(
@@ -389,22 +476,35 @@ def settings_for_fold(
     y: Sequence[bool],
     seed: int,
 ) -> Tuple[Dict[str, Any], Dict[str, Any]]:
-    """The settings of one training set: the encoder layers chosen on it."""
-    if not uses_encoder(settings) or not settings.get("layer_grid") or table is None:
+    """The settings of one training set: the encoder layers chosen on it, then the
+    network's L2 (``chooses_l2``) on those layers."""
+    if table is None:
         return settings, {}
-    layers, inner = choose_layers(
-        table,
-        rows,
-        y,
-        settings["model"]["feature_groups"],
-        settings["layer_grid"],
-        settings.get("inner_folds", 5),
-        seed,
-        settings.get("baseline_C", 1.0),
-        settings.get("inner_repeats", 1),
-    )
-    changed = {**settings, "model": {**settings["model"], "encoder_layers": layers}}
-    return changed, {"encoder_layers": layers, "inner_ap": inner}
+    chosen: Dict[str, Any] = {}
+    groups = settings["model"]["feature_groups"]
+    layers = list(settings["model"].get("encoder_layers") or [])
+    if uses_encoder(settings) and settings.get("layer_grid"):
+        layers, inner = choose_layers(
+            table,
+            rows,
+            y,
+            groups,
+            settings["layer_grid"],
+            settings.get("inner_folds", 5),
+            seed,
+            settings.get("baseline_C", 1.0),
+            settings.get("inner_repeats", 1),
+        )
+        settings = {**settings, "model": {**settings["model"], "encoder_layers": layers}}
+        chosen.update(encoder_layers=layers, inner_ap=inner)
+    if chooses_l2(settings):
+        encoded = uses_encoder(settings)  # E from the encoder's layers, else no E column
+        kept = [group for group in groups if group != "E" or encoded]
+        X = table.matrix(kept, layers if encoded else ())[rows]
+        L2, inner = choose_l2(X, y, settings, seed)
+        settings = {**settings, "L2": L2}
+        chosen.update(L2=L2, inner_ap_l2=inner)
+    return settings, chosen
 
 
 def cross_validate(

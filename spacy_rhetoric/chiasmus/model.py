@@ -163,20 +163,26 @@ def _build_scorer(
         raise ValueError(f"{arch}: vectors must be one of {VECTOR_SOURCES}, got {vectors!r}")
     if hidden_width < 0 or depth < 0:
         raise ValueError(f"{arch}: hidden_width and depth must be >= 0")
-    layers: List[Model] = [
-        chiasmus_featurizer(groups, lexical_attr, vectors, clues, encoder),
-        feature_standardizer(len(names)),
-    ]
-    width = len(names)
+    featurizer = chiasmus_featurizer(groups, lexical_attr, vectors, clues, encoder)
+    model = chain(featurizer, *scorer_layers(len(names), hidden_width, depth, dropout))
+    model.attrs["feature_names"] = names
+    model.attrs["lexical_attr"] = lexical_attr
+    return model
+
+
+def scorer_layers(n_features: int, hidden_width: int, depth: int, dropout: float) -> List[Model]:
+    """The scorer's network over a feature matrix: the standardizer, ``depth`` ReLU layers
+    of ``hidden_width`` (none when it is 0), a linear output and the sigmoid. The
+    scorer chains its featurizer before them; the evaluation protocols' inner CV trains
+    the same layers on a feature table (``crossval.fit_network``)."""
+    layers: List[Model] = [feature_standardizer(n_features)]
+    width = n_features
     for _ in range(depth if hidden_width else 0):
         layers.append(Relu(nO=hidden_width, nI=width, dropout=dropout))
         width = hidden_width
     layers.append(Linear(nO=1, nI=width))
     layers.append(sigmoid_output())
-    model = chain(*layers)
-    model.attrs["feature_names"] = names
-    model.attrs["lexical_attr"] = lexical_attr
-    return model
+    return layers
 
 
 def chiasmus_featurizer(
