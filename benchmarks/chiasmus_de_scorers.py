@@ -13,7 +13,7 @@ each training part by an inner stratified 5-fold CV; the test fold is only measu
   the layers of ``logreg_nested``.
 
 AP over the annotated plus random candidates of each test fold ("a") and over the
-annotated ones alone ("b"); mean +- sample sd over the 20 folds. About 15 min on one
+annotated ones alone ("b"); mean +- sample sd over the 20 folds. About 10 min on one
 thread (2 of them computing the encoder's states).
 
     python benchmarks/chiasmus_de_scorers.py assets \
@@ -33,20 +33,21 @@ import srsly
 from spacy_rhetoric.chiasmus.crossval import (
     FeatureTable,
     first_annotated,
+    fit_logistic,
     grid_layers,
+    inner_cv_ap,
     settings_from_config,
     stratified_folds,
 )
 from spacy_rhetoric.chiasmus.eval_german import GERMAN_FULL, german_examples, german_negatives
 from spacy_rhetoric.chiasmus.metrics import average_precision
-from spacy_rhetoric.logistic import LogisticRegression
 
 C_GRID = (0.01, 0.03, 0.1, 0.3, 1.0)
 ALPHA_GRID = (0.3, 1.0, 3.0, 10.0)
 
 
 def logreg(C):
-    return lambda X, y: LogisticRegression(C=C).fit(X, y).predict_proba
+    return lambda X, y: fit_logistic(X, y, C)
 
 
 def mlp(alpha, seed):
@@ -63,12 +64,7 @@ def mlp(alpha, seed):
 
 
 def inner_ap(fit, X, y, seed):
-    aps = []
-    folds = stratified_folds(list(y), 5, seed + 1000)
-    for fold in range(5):
-        train, test = folds != fold, folds == fold
-        aps.append(average_precision(fit(X[train], y[train])(X[test]), y[test]))
-    return float(numpy.mean(aps))
+    return inner_cv_ap(X, y, 5, seed + 1000, fit=fit)  # inner folds: seed + 1000
 
 
 def summary(values):

@@ -33,7 +33,8 @@ import spacy
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
-from thinc.api import fix_random_seed
+from spacy.util import create_default_optimizer
+from thinc.api import Optimizer, fix_random_seed
 
 from ..logistic import LogisticRegression
 from .component import ChiasmusFinder, gold_candidates
@@ -181,18 +182,31 @@ def train_finder(
     finder = nlp.add_pipe("chiasmus_finder", config=_component_config(settings, positive, ignored))
     examples = list(examples)
     finder.initialize(lambda: examples, nlp=nlp)
-    optimizer = finder.create_optimizer()
+    optimizer = protocol_optimizer(settings)
+    for rows in epoch_batches(len(examples), settings, seed):
+        finder.update([examples[i] for i in rows], sgd=optimizer)
+    return finder
+
+
+def protocol_optimizer(settings: Dict[str, Any], L2: Optional[float] = None) -> Optimizer:
+    """The component's default optimizer (``TrainablePipe.create_optimizer``) with the
+    settings' learn rate, L2 (or ``L2``, then coupled) and ``L2_is_weight_decay``."""
+    optimizer = create_default_optimizer()
     optimizer.learn_rate = settings["learn_rate"]
-    optimizer.L2 = settings["L2"]
-    optimizer.L2_is_weight_decay = settings.get("L2_is_weight_decay", True)
+    optimizer.L2 = settings["L2"] if L2 is None else L2
+    optimizer.L2_is_weight_decay = settings.get("L2_is_weight_decay", True) if L2 is None else False
+    return optimizer
+
+
+def epoch_batches(n: int, settings: Dict[str, Any], seed: int) -> Iterable[List[int]]:
+    """The rows of each training batch: ``settings["epochs"]`` passes over ``n`` rows,
+    shuffled anew each epoch by a ``random.Random(seed)``, in ``batch_size`` slices."""
     rng = random.Random(seed)
-    order = list(range(len(examples)))
+    order = list(range(n))
     for _ in range(settings["epochs"]):
         rng.shuffle(order)
-        for start in range(0, len(order), settings["batch_size"]):
-            batch = [examples[i] for i in order[start : start + settings["batch_size"]]]
-            finder.update(batch, sgd=optimizer)
-    return finder
+        for start in range(0, n, settings["batch_size"]):
+            yield order[start : start + settings["batch_size"]]
 
 
 def first_annotated(examples: Sequence[Example]) -> List[Tuple[Tuple[int, ...], str]]:
@@ -323,7 +337,7 @@ def fit_network(
 
     RETURNS (Callable[[numpy.ndarray], numpy.ndarray]): features -> probabilities.
     """
-    from thinc.api import Adam, chain
+    from thinc.api import chain
 
     from .model import scorer_layers
 
@@ -340,19 +354,11 @@ def fit_network(
         )
     )
     net.initialize(X=features, Y=target)
-    optimizer = Adam()  # as ChiasmusFinder.create_optimizer, then the settings
-    optimizer.learn_rate = settings["learn_rate"]
-    optimizer.L2 = L2
-    optimizer.L2_is_weight_decay = False
-    rng = random.Random(seed)
-    order = list(range(len(features)))
-    for _ in range(settings["epochs"]):
-        rng.shuffle(order)
-        for start in range(0, len(order), settings["batch_size"]):
-            rows = order[start : start + settings["batch_size"]]
-            scores, backprop = net.begin_update(features[rows])
-            backprop(scores - target[rows])
-            net.finish_update(optimizer)
+    optimizer = protocol_optimizer(settings, L2)
+    for rows in epoch_batches(len(features), settings, seed):
+        scores, backprop = net.begin_update(features[rows])
+        backprop(scores - target[rows])  # the summed cross-entropy's, as the finder's loss
+        net.finish_update(optimizer)
     return lambda table: net.predict(numpy.asarray(table, dtype="float32")).reshape(-1)
 
 
