@@ -11,6 +11,7 @@ from spacy_rhetoric.analysis.results import (
     collect,
     flatten,
     format_value,
+    project_commands,
     render_html,
     render_markdown,
     write_report,
@@ -109,6 +110,19 @@ def test_collect_families_values_anchors_and_commands(project):
     assert mystery.headlines == []
     assert mystery.values == [("a.x", 2), ("n", 7)]  # no strings, no booleans
     assert mystery.hidden == 1  # a.b.c.d.e is deeper than MAX_DEPTH
+
+
+def test_outputs_named_by_project_vars_map_to_their_command(tmp_path):
+    (tmp_path / "project.yml").write_text(
+        'vars:\n  sitting: "s26a"\ncommands:\n  - name: "speed"\n    outputs: '
+        '["metrics/speed-${vars.sitting}.json", "metrics/other-${vars.unknown}.json"]\n',
+        encoding="utf8",
+    )
+    commands = project_commands(tmp_path / "project.yml")
+    assert commands["metrics/speed-s26a.json"] == "spacy project run speed"
+    # a variable the project does not define stays as written
+    assert "metrics/other-${vars.unknown}.json" in commands
+    assert "metrics/speed-${vars.sitting}.json" not in commands
 
 
 def test_markdown_and_html_show_values_anchors_and_sources(project):

@@ -306,10 +306,19 @@ def project_commands(project_file: Optional[Path]) -> Dict[str, str]:
     if project_file is None or not project_file.is_file():
         return {}
     project = srsly.read_yaml(project_file) or {}
+    variables = {str(k): str(v) for k, v in (project.get("vars") or {}).items()}
+
+    def substituted(text: str) -> str:  # ${vars.NAME} as `spacy project run` fills it in
+        return re.sub(
+            r"\$\{vars\.([A-Za-z0-9_]+)\}", lambda m: variables.get(m.group(1), m.group(0)), text
+        )
+
     commands: Dict[str, str] = {}
     for command in project.get("commands", []) or []:
         for output in command.get("outputs", []) or []:
-            commands[Path(output).as_posix()] = f"spacy project run {command['name']}"
+            commands[Path(substituted(str(output))).as_posix()] = (
+                f"spacy project run {command['name']}"
+            )
     return commands
 
 
