@@ -305,20 +305,18 @@ def project_commands(project_file: Optional[Path]) -> Dict[str, str]:
     """Map each output of each project.yml command (relative path) to the command."""
     if project_file is None or not project_file.is_file():
         return {}
+    from thinc.api import ConfigValidationError
+    from weasel.util import substitute_project_variables
+
     project = srsly.read_yaml(project_file) or {}
-    variables = {str(k): str(v) for k, v in (project.get("vars") or {}).items()}
-
-    def substituted(text: str) -> str:  # ${vars.NAME} as `spacy project run` fills it in
-        return re.sub(
-            r"\$\{vars\.([A-Za-z0-9_]+)\}", lambda m: variables.get(m.group(1), m.group(0)), text
-        )
-
+    try:  # ${vars.NAME} filled in as `spacy project run` does
+        project = substitute_project_variables(dict(project))
+    except ConfigValidationError:
+        pass  # a variable the project does not define: the outputs as written
     commands: Dict[str, str] = {}
     for command in project.get("commands", []) or []:
         for output in command.get("outputs", []) or []:
-            commands[Path(substituted(str(output))).as_posix()] = (
-                f"spacy project run {command['name']}"
-            )
+            commands[Path(output).as_posix()] = f"spacy project run {command['name']}"
     return commands
 
 
