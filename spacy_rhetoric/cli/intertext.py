@@ -161,6 +161,12 @@ def intertext_train_cli(
     ),
     query_layers: int = Opt(4, "--query-layers", help="--query-encoder: top layers adapted"),
     query_epochs: int = Opt(4, "--query-epochs", help="--query-encoder: training epochs"),
+    distractors: bool = Opt(
+        False,
+        "--distractors",
+        help="Also train on each query searched without its sources' authors (every "
+        "candidate a non-link), for a reranker used against indexes that lack the sources",
+    ),
     as_json: bool = Opt(False, "--json", help="Print the summary as JSON"),
 ) -> None:
     """Train the feature reranker on gold links and store it in the index; with
@@ -172,7 +178,12 @@ def intertext_train_cli(
     training = QueryTraining(query_epochs) if query_encoder else None
     try:
         summary = train_reranker(
-            labels, index_dir, k, query_training=training, query_layers=query_layers
+            labels,
+            index_dir,
+            k,
+            query_training=training,
+            query_layers=query_layers,
+            distractors=distractors,
         )
     except (CorpusFormatError, FileNotFoundError, ValueError) as err:  # bad labels or index
         msg.fail(str(err), exits=1)

@@ -31,14 +31,26 @@ RECALL_KS = (1, 5, 10, 100)
 
 
 def _inner_threshold(
-    X: List[np.ndarray], y: List[np.ndarray], n_gold: List[int], l2: float, seed: int
+    X: List[np.ndarray],
+    y: List[np.ndarray],
+    n_gold: List[int],
+    l2: float,
+    seed: int,
+    groups: Optional[Sequence[int]] = None,
 ) -> float:
-    """F1-optimal threshold on out-of-fold probabilities (5 folds over queries)."""
+    """F1-optimal threshold on out-of-fold probabilities (5 folds over queries; with
+    ``groups``, per item of X a group id, over groups: the items of a group share a
+    fold)."""
     n = len(X)
-    order = np.random.default_rng(seed).permutation(n)
+    group_of = list(groups) if groups is not None else list(range(n))
+    if len(group_of) != n:
+        raise ValueError(f"_inner_threshold: {len(group_of)} group ids for {n} queries")
+    unique = sorted(set(group_of))
+    order = np.random.default_rng(seed).permutation(len(unique))
+    fold_of = {unique[g]: j % N_FOLDS for j, g in enumerate(order.tolist())}
     probs: List[np.ndarray] = [np.zeros(0)] * n
     for f in range(N_FOLDS):
-        test = set(order[f::N_FOLDS].tolist())
+        test = {i for i in range(n) if fold_of[group_of[i]] == f}
         train_idx = [i for i in range(n) if i not in test and len(X[i])]
         Xt = np.concatenate([X[i] for i in train_idx])
         yt = np.concatenate([y[i] for i in train_idx])

@@ -28,7 +28,19 @@ near its end is only found through that sentence's own vector.
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Hashable, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import (
+    Any,
+    Collection,
+    Dict,
+    Hashable,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Union,
+)
 
 import numpy as np
 import srsly
@@ -412,6 +424,7 @@ class IntertextIndex:
         query_embeddings: Optional[np.ndarray] = None,
         channels: Sequence[str] = CHANNELS,
         progress: bool = False,
+        exclude: Optional[Sequence[Collection[int]]] = None,
     ) -> List[List[Candidate]]:
         """Retrieve the k best source segments for each query text.
 
@@ -421,6 +434,8 @@ class IntertextIndex:
         query_embeddings (Optional[np.ndarray]): precomputed query vectors.
         channels (Sequence[str]): "lexical", "dense" or both.
         progress (bool): show a progress bar while encoding.
+        exclude (Optional[Sequence[Collection[int]]]): per query, rows to search as if
+            the index did not hold them (their channel ranks close up over them).
         RETURNS (List[List[Candidate]]): per query, best first.
         """
         unknown = set(channels) - set(CHANNELS)
@@ -435,7 +450,14 @@ class IntertextIndex:
         n = len(self)
         if n == 0:
             return [[] for _ in texts]
-        lex_hits = self.lexical.search(texts, pool)
+        if exclude is not None and len(exclude) != len(texts):
+            raise ValueError(
+                f"intertext: exclude gives {len(exclude)} row sets for {len(texts)} queries"
+            )
+        # deep enough that ``pool`` rows of each channel remain once a query's excluded
+        # rows are taken out
+        depth = min(n, pool + max((len(e) for e in exclude), default=0)) if exclude else pool
+        lex_hits = self.lexical.search(texts, depth)
         dense_hits: List[Tuple[np.ndarray, np.ndarray]] = []
         q_vectors = None
         if use_dense:
@@ -444,7 +466,7 @@ class IntertextIndex:
                 if query_embeddings is not None
                 else self.encode_queries(texts, progress)
             )
-            dense_hits = self.dense_topk(np.asarray(q_vectors, dtype=np.float32), pool)
+            dense_hits = self.dense_topk(np.asarray(q_vectors, dtype=np.float32), depth)
         q_lex = self.lexical.query_matrix(texts)
         w_lex, w_dense = self.cfg["weights"]
         if "lexical" not in channels:
@@ -454,11 +476,12 @@ class IntertextIndex:
         rrf_k = float(self.cfg["rrf_k"])
         results: List[List[Candidate]] = []
         for qi in range(len(texts)):
-            lex_rows, _ = lex_hits[qi]
-            lex_rank = {int(r): i for i, r in enumerate(lex_rows)} if w_lex > 0 else {}
+            lex_rows = _kept(lex_hits[qi][0], exclude[qi] if exclude else (), pool)
+            lex_rank = {r: i for i, r in enumerate(lex_rows)} if w_lex > 0 else {}
             dense_rank: Dict[int, int] = {}
-            if use_dense:
-                dense_rank = {int(r): i for i, r in enumerate(dense_hits[qi][0]) if w_dense > 0}
+            if use_dense and w_dense > 0:
+                dense_rows = _kept(dense_hits[qi][0], exclude[qi] if exclude else (), pool)
+                dense_rank = {r: i for i, r in enumerate(dense_rows)}
             rows = np.asarray(sorted(set(lex_rank) | set(dense_rank)), dtype=np.int64)
             if len(rows) == 0:
                 results.append([])
@@ -481,6 +504,22 @@ class IntertextIndex:
             ]
             results.append(fuse(candidates, (w_lex, w_dense), rrf_k)[:k])
         return results
+
+
+def _kept(rows: np.ndarray, exclude: Collection[int], pool: int) -> List[int]:
+    """RETURNS (List[int]): the first ``pool`` of a channel's ranked ``rows`` that are
+    not in ``exclude``."""
+    if not exclude:
+        return [int(r) for r in rows[:pool]]
+    if not isinstance(exclude, (set, frozenset)):
+        exclude = set(exclude)
+    kept: List[int] = []
+    for r in rows.tolist():
+        if r not in exclude:
+            kept.append(int(r))
+            if len(kept) == pool:
+                break
+    return kept
 
 
 FUSION_WEIGHTS = (0.0, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0)

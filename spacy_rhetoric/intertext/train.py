@@ -4,7 +4,7 @@ import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Set
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 import srsly
@@ -12,7 +12,14 @@ import srsly
 from ..corpora.loci_similes import convert_loci_similes
 from ..corpora.tesserae import loci_to_tesserae, verse_span
 from .benchmark import N_FOLDS
-from .index import FUSION_KS, META_FILE, QUERY_ENCODER_DIR, IntertextIndex, choose_fusion
+from .index import (
+    FUSION_KS,
+    META_FILE,
+    QUERY_ENCODER_DIR,
+    Candidate,
+    IntertextIndex,
+    choose_fusion,
+)
 from .lexical import terms
 from .query_crossfit import out_of_fold_vectors
 from .query_encoder import QueryEncoder, QueryTraining
@@ -46,6 +53,33 @@ def source_rows(index: IntertextIndex, source_id: str, source_text: str) -> Set[
     return {r for r in range(best, best + span) if r < len(index)}
 
 
+def author_of(seg_id: str) -> str:
+    """The author of a source segment by its id: the abbreviation a Tesserae id starts
+    with ("verg. aen. 1.1" -> "verg", "cat. 1.1" -> "cat"); an id without one (a CSV
+    source's "seg_12") is its own author."""
+    head, _, rest = seg_id.partition(" ")
+    return head[:-1] if rest and len(head) > 1 and head.endswith(".") else seg_id
+
+
+def distractor_exclusions(index: IntertextIndex, gold_rows: Sequence[Set[int]]) -> List[Set[int]]:
+    """Per query, the index rows of every author of its gold sources (``author_of``):
+    searched without them, the query is a distractor, a query whose sources the index
+    does not hold.
+
+    index (IntertextIndex): the index.
+    gold_rows (Sequence[Set[int]]): per query, the rows of its gold sources.
+    RETURNS (List[Set[int]]): per query, the rows to leave out.
+    """
+    by_author: Dict[str, Set[int]] = {}
+    for row, seg_id in enumerate(index.ids):
+        by_author.setdefault(author_of(seg_id), set()).add(row)
+    out = []
+    for rows in gold_rows:
+        authors = {author_of(index.ids[r]) for r in rows}
+        out.append(set().union(*(by_author[a] for a in sorted(authors))))
+    return out
+
+
 def train_reranker(
     labels: Path,
     index_dir: Path,
@@ -55,6 +89,7 @@ def train_reranker(
     pool: int = 100,
     query_training: Optional[QueryTraining] = None,
     query_layers: int = 4,
+    distractors: bool = False,
 ) -> Dict[str, Any]:
     """Fit the reranker on gold links and write it to ``index_dir/reranker.json``; with a
     dense channel, first choose the fusion (dense weight and constant) on the gold queries
@@ -73,6 +108,10 @@ def train_reranker(
     pool (int): candidates per channel before fusion.
     query_training (Optional[QueryTraining]): tune a query encoder with these settings.
     query_layers (int): its adapted top layers.
+    distractors (bool): also train on each gold query searched without the rows of its
+        sources' authors (``distractor_exclusions``), every candidate a non-link, as it
+        meets an index that does not hold its sources; the threshold's inner folds keep
+        a query and its distractor copy together.
     RETURNS (Dict[str, Any]): a summary (queries, positives, threshold, unresolved).
     """
     from .evaluate import _inner_threshold
@@ -132,8 +171,18 @@ def train_reranker(
     for q, cands in zip(queries, hits):
         X.append(pair_features(index, query_text[q], cands, pool))
         y.append(np.asarray([c.row in gold.get(q, set()) for c in cands], dtype=np.float64))
+    n_gold = [n_links.get(q, 0) for q in queries]
+    groups = list(range(len(queries)))
+    copies = 0
+    if distractors:
+        for i, cands in _distractor_hits(index, queries, texts, gold, k, pool, q_vectors):
+            X.append(pair_features(index, query_text[queries[i]], cands, pool))
+            y.append(np.zeros(len(cands), dtype=np.float64))
+            n_gold.append(0)
+            groups.append(i)
+            copies += 1
     reranker = FeatureReranker(l2=l2, pool=pool).fit(np.concatenate(X), np.concatenate(y))
-    reranker.threshold = _inner_threshold(X, y, [n_links.get(q, 0) for q in queries], l2, seed)
+    reranker.threshold = _inner_threshold(X, y, n_gold, l2, seed, groups)
     srsly.write_json(Path(index_dir) / RERANKER_FILE, reranker.to_dict())
     return {
         "queries": len(queries),
@@ -142,9 +191,32 @@ def train_reranker(
         "unresolved_sources": unresolved,
         "threshold": reranker.threshold,
         "k": k,
+        **({"distractor_copies": copies} if distractors else {}),
         "fusion": {"weights": index.cfg["weights"], "rrf_k": index.cfg["rrf_k"]},
         **({"query_encoder": query_summary} if query_summary is not None else {}),
     }
+
+
+def _distractor_hits(
+    index: IntertextIndex,
+    queries: List[str],
+    texts: List[str],
+    gold: Dict[str, Set[int]],
+    k: int,
+    pool: int,
+    q_vectors: Optional[np.ndarray],
+    chunk: int = 32,
+) -> Iterator[Tuple[int, List[Candidate]]]:
+    """Yield (position in ``queries``, candidates) for each query with gold rows,
+    searched without its sources' authors (``distractor_exclusions``), in chunks of
+    queries (a search without an author reads that much deeper into each channel)."""
+    todo = [i for i, q in enumerate(queries) if gold.get(q)]
+    for start in range(0, len(todo), chunk):
+        part = todo[start : start + chunk]
+        exclude = distractor_exclusions(index, [gold[queries[i]] for i in part])
+        vectors = q_vectors[part] if q_vectors is not None else None
+        found = index.search([texts[i] for i in part], k, pool, vectors, exclude=exclude)
+        yield from zip(part, found)
 
 
 def _tune_query_encoder(
@@ -210,10 +282,12 @@ def export_reranker(index_dir: Path, output: Path, summary: Dict[str, Any]) -> D
     data = srsly.read_json(Path(index_dir) / RERANKER_FILE)
     encoder = cfg["model"] if cfg.get("dim") else "no dense channel"
     data["fusion"] = summary["fusion"]
+    copies = summary.get("distractor_copies")
+    distractors = f", and {copies} of them without their sources' authors" if copies else ""
     data["origin"] = (
         f"trained on {summary['links']} gold links of {summary['queries']} queries "
-        f"({summary['positives']} retrieved) against an index of {cfg['n_segments']} "
-        f"segments ({encoder}), threshold {summary['threshold']:.3f}"
+        f"({summary['positives']} retrieved){distractors} against an index of "
+        f"{cfg['n_segments']} segments ({encoder}), threshold {summary['threshold']:.3f}"
     )
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     srsly.write_json(output, data)
