@@ -62,6 +62,9 @@ COMMANDS: List[Tuple[str, str, object]] = [
         "labels.csv": "gold", "INDEX": "index", "->": ["index/reranker.json"]}),
     ("docs/components/intertext.md", PREFIX + "intertext train labels.csv --index INDEX --query",
      "fine-tunes a query encoder (minutes)"),
+    ("docs/components/intertext.md", PREFIX + "intertext train labels.csv --index INDEX --distr", {
+        "labels.csv": "gold", "INDEX": "index", "FILE": "reranker.json",
+        "->": ["index/reranker.json", "reranker.json"]}),
     ("docs/components/intertext.md", PREFIX + "intertext pipeline", {
         "INDEX": "index", "PIPELINE": "pipeline", "->": ["pipeline/config.cfg"]}),
     ("docs/components/intertext.md", PREFIX + "intertext match", {
