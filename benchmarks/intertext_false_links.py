@@ -60,7 +60,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Set
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import srsly
 
@@ -126,10 +126,14 @@ def index_copy(index_dir: Path, target: Path) -> Path:
     return target
 
 
-def trained_copy(index_dir: Path, labels: Path, target: Path, distractors: bool = False) -> Dict:
+def trained_copy(
+    index_dir: Path, labels: Path, target: Path, distractors: bool = False, seed: int = 0
+) -> Dict:
     """A copy of the index with its own reranker trained on labels (``distractors``:
-    with each query also searched without its sources' authors)."""
-    return train_reranker(labels, index_copy(index_dir, target), K, distractors=distractors)
+    with each query also searched without its sources' authors; ``seed``: of the inner
+    folds that choose its threshold)."""
+    copy = index_copy(index_dir, target)
+    return train_reranker(labels, copy, K, seed=seed, distractors=distractors)
 
 
 def with_reranker(index_dir: Path, reranker_file: Path, target: Path) -> Path:
@@ -140,12 +144,17 @@ def with_reranker(index_dir: Path, reranker_file: Path, target: Path) -> Path:
 
 
 def exported_reranker(
-    index_dir: Path, labels: Path, workdir: Path, output: Path, distractors: bool = False
+    index_dir: Path,
+    labels: Path,
+    workdir: Path,
+    output: Path,
+    distractors: bool = False,
+    seed: int = 0,
 ) -> Path:
     """Train a reranker on ``labels`` against the index (as `intertext train --export`,
     with ``--distractors`` if asked) and write it to ``output``."""
     copy = workdir / f"{output.stem}-index"
-    summary = trained_copy(index_dir, labels, copy, distractors)
+    summary = trained_copy(index_dir, labels, copy, distractors, seed)
     export_reranker(copy, output, summary)
     shutil.rmtree(copy)
     return output
@@ -280,6 +289,22 @@ def summary(counts: List[Dict]) -> Dict:
             "thresholds": [c.get("threshold") for c in counts]}  # fmt: skip
 
 
+def gold_items(
+    index_dir: Path, labels: Path
+) -> Tuple[Dict[str, str], Dict[str, List[Set[int]]], Dict[str, int]]:
+    """The Loci Similes queries' texts; per query, the index rows of each of its gold
+    links that the index holds; and each query's grouped fold."""
+    query_text, source_text, links = read_links(labels)
+    index = IntertextIndex.from_disk(index_dir)
+    items: Dict[str, List[Set[int]]] = {}
+    for link in links:
+        rows_of_link = source_rows(index, link.source, source_text[link.source])
+        if rows_of_link:
+            items.setdefault(link.query, []).append(rows_of_link)
+    fold_of = {q: min(f) for q, f in query_folds(links, "grouped").items()}
+    return query_text, items, fold_of
+
+
 def loci_similes(
     index_dir: Path,
     labels: Path,
@@ -293,13 +318,7 @@ def loci_similes(
     without that fold; "own": trained against this index) cross-validated on this index
     (``<recipe>_reranker_cv``), and each reranker of ``trained`` (recipe -> reranker
     trained on every link) in sample (``<recipe>_reranker``)."""
-    query_text, source_text, links = read_links(labels)
-    index = IntertextIndex.from_disk(index_dir)
-    items: Dict[str, List[Set[int]]] = {}
-    for link in links:
-        rows_of_link = source_rows(index, link.source, source_text[link.source])
-        if rows_of_link:
-            items.setdefault(link.query, []).append(rows_of_link)
+    query_text, items, fold_of = gold_items(index_dir, labels)
     queries = sorted(query_text)  # all of them: those without a link here are distractors
     out: Dict = {"queries": len(queries), "queries_with_gold_links": len(items)}
     every = link_counts(index_dir, queries, query_text, items, -1.0, False, cuts)
@@ -316,7 +335,6 @@ def loci_similes(
         counted = link_counts(copy, queries, query_text, items, None, True)
         out[f"{recipe}_reranker"] = summary([counted])
         shutil.rmtree(copy)
-    fold_of = {q: min(f) for q, f in query_folds(links, "grouped").items()}
     for recipe, by_fold in fold_rerankers.items():
         per_fold = []
         for fold, file in sorted(by_fold.items()):
