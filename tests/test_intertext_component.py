@@ -196,6 +196,25 @@ def test_cli_index_dense_units_without_what_they_need_fails_in_one_line(tmp_path
         assert not (tmp_path / "i").exists()
 
 
+def test_cli_train_with_distractors_says_so(tmp_path):
+    index = tmp_path / "i"
+    built = CliRunner().invoke(
+        app, ["intertext", "index", str(FIXTURES / "sources.csv"), "-o", str(index), "--no-dense"]
+    )
+    assert built.exit_code == 0, built.output
+    args = ["intertext", "train", str(FIXTURES), "--index", str(index), "-k", "5"]
+    plain = CliRunner().invoke(app, args)
+    assert plain.exit_code == 0, plain.output
+    assert "without their sources' authors" not in plain.output
+    result = CliRunner().invoke(app, args + ["--distractors", "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    # the fixture's four gold links, each of a query of its own, are searched again
+    assert summary["links"] == 4 and summary["distractor_copies"] == 4
+    said = CliRunner().invoke(app, args + ["--distractors"])
+    assert "of them also without their sources' authors" in " ".join(said.output.split())
+
+
 def test_pipeline_saves_the_reranker_and_refers_to_the_index(index_dir, tmp_path):
     import shutil
 

@@ -190,9 +190,11 @@ def intertext_train_cli(
     if export is not None:
         summary["export"] = {"file": str(export), **export_reranker(index_dir, export, summary)}
     if not emit_json(summary, None, as_json):
+        copies = summary.get("distractor_copies")
+        searched = f", {copies} of them also without their sources' authors" if copies else ""
         typer.echo(
             f"Trained the reranker on {summary['queries']} queries ({summary['positives']} "
-            f"retrieved links), threshold {summary['threshold']:.3f} -> {index_dir}"
+            f"retrieved links{searched}), threshold {summary['threshold']:.3f} -> {index_dir}"
         )
 
 
