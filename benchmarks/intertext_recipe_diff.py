@@ -24,16 +24,17 @@ from spacy_rhetoric.intertext.link import link_segments
 from spacy_rhetoric.intertext.rerank import index_reranker
 
 DATA = Path(os.environ.get("SPACY_RHETORIC_DATA", "../shared/data"))
-RECIPES = ("broad", "broad-distractors")
+# recipe -> the file stem of its fold rerankers in the workdir
+RECIPES = {"broad": "broad", "broad_distractors": "broad-distractors"}
 K = 10
 
 
-def best_probabilities(workdir: Path, recipe: str, query_text, queries, fold_of) -> Dict:
-    """Per query, {row: probability} of its top K on the Virgil index, and whether each
-    row is a link, with the recipe's reranker for the query's test fold."""
+def best_probabilities(workdir: Path, stem: str, query_text, queries, fold_of) -> Dict:
+    """Per query, {row: (probability, is a link)} of its top K on the Virgil index, with
+    the reranker of the recipe (``stem``) for the query's test fold."""
     out: Dict[str, Dict[int, tuple]] = {}
     for fold in sorted(set(fold_of[q] for q in queries)):
-        file = workdir / f"reranker-{recipe}-fold{fold}.json"
+        file = workdir / f"reranker-{stem}-fold{fold}.json"
         copy = with_reranker(workdir / "virgil-index", file, workdir / "recipe-diff-copy-index")
         index = IntertextIndex.from_disk(copy)
         test = [q for q in queries if fold_of[q] == fold]
@@ -47,7 +48,10 @@ def main(args: argparse.Namespace) -> None:
     labels = paths(args.data)["labels"]
     query_text, items, fold_of = gold_items(args.workdir / "virgil-index", labels)
     queries = sorted(q for q in query_text if q in items)
-    found = {r: best_probabilities(args.workdir, r, query_text, queries, fold_of) for r in RECIPES}
+    found = {
+        recipe: best_probabilities(args.workdir, stem, query_text, queries, fold_of)
+        for recipe, stem in RECIPES.items()
+    }
     index = IntertextIndex.from_disk(args.workdir / "virgil-index")
     links: List[Dict] = []
     for q in queries:
@@ -75,7 +79,7 @@ def main(args: argparse.Namespace) -> None:
         f"{len(result['only_broad_distractors'])}, neither {result['found_by_neither']}"
     )
     for r in result["only_broad"]:
-        print(f"  {r['broad_probability']:.2f} -> {r['broad-distractors_probability'] or 0:.2f} "
+        print(f"  {r['broad_probability']:.2f} -> {r['broad_distractors_probability'] or 0:.2f} "
               f"{r['source_id']}: {r['query_text'][:70]}")  # fmt: skip
 
 

@@ -476,11 +476,12 @@ class IntertextIndex:
         rrf_k = float(self.cfg["rrf_k"])
         results: List[List[Candidate]] = []
         for qi in range(len(texts)):
-            lex_rows = _kept(lex_hits[qi][0], exclude[qi] if exclude else (), pool)
+            excluded = exclude[qi] if exclude else ()
+            lex_rows = _kept(lex_hits[qi][0], excluded, pool)
             lex_rank = {r: i for i, r in enumerate(lex_rows)} if w_lex > 0 else {}
             dense_rank: Dict[int, int] = {}
             if use_dense and w_dense > 0:
-                dense_rows = _kept(dense_hits[qi][0], exclude[qi] if exclude else (), pool)
+                dense_rows = _kept(dense_hits[qi][0], excluded, pool)
                 dense_rank = {r: i for i, r in enumerate(dense_rows)}
             rows = np.asarray(sorted(set(lex_rank) | set(dense_rank)), dtype=np.int64)
             if len(rows) == 0:

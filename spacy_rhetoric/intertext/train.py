@@ -4,7 +4,7 @@ import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 import srsly
@@ -61,22 +61,27 @@ def author_of(seg_id: str) -> str:
     return head[:-1] if rest and len(head) > 1 and head.endswith(".") else seg_id
 
 
-def distractor_exclusions(index: IntertextIndex, gold_rows: Sequence[Set[int]]) -> List[Set[int]]:
+def distractor_exclusions(
+    index: IntertextIndex, gold_rows: Sequence[Set[int]]
+) -> List[FrozenSet[int]]:
     """Per query, the index rows of every author of its gold sources (``author_of``):
     searched without them, the query is a distractor, a query whose sources the index
     does not hold.
 
     index (IntertextIndex): the index.
     gold_rows (Sequence[Set[int]]): per query, the rows of its gold sources.
-    RETURNS (List[Set[int]]): per query, the rows to leave out.
+    RETURNS (List[FrozenSet[int]]): per query, the rows to leave out (queries with the
+        same single author share one set).
     """
     by_author: Dict[str, Set[int]] = {}
     for row, seg_id in enumerate(index.ids):
         by_author.setdefault(author_of(seg_id), set()).add(row)
+    rows_of = {author: frozenset(rows) for author, rows in by_author.items()}
     out = []
     for rows in gold_rows:
-        authors = {author_of(index.ids[r]) for r in rows}
-        out.append(set().union(*(by_author[a] for a in sorted(authors))))
+        authors = sorted({author_of(index.ids[r]) for r in rows})
+        out.append(frozenset().union(*(rows_of[a] for a in authors)) if len(authors) > 1
+                   else rows_of[authors[0]] if authors else frozenset())  # fmt: skip
     return out
 
 
@@ -209,13 +214,16 @@ def _distractor_hits(
 ) -> Iterator[Tuple[int, List[Candidate]]]:
     """Yield (position in ``queries``, candidates) for each query with gold rows,
     searched without its sources' authors (``distractor_exclusions``), in chunks of
-    queries (a search without an author reads that much deeper into each channel)."""
+    queries: a search without an author reads that much deeper into each channel, and
+    the chunks bound the candidates held at once."""
     todo = [i for i, q in enumerate(queries) if gold.get(q)]
+    excluded = distractor_exclusions(index, [gold[queries[i]] for i in todo])
     for start in range(0, len(todo), chunk):
         part = todo[start : start + chunk]
-        exclude = distractor_exclusions(index, [gold[queries[i]] for i in part])
         vectors = q_vectors[part] if q_vectors is not None else None
-        found = index.search([texts[i] for i in part], k, pool, vectors, exclude=exclude)
+        found = index.search(
+            [texts[i] for i in part], k, pool, vectors, exclude=excluded[start : start + chunk]
+        )
         yield from zip(part, found)
 
 
