@@ -27,6 +27,7 @@ from spacy.tokens import Doc
 
 from spacy_rhetoric.chiasmus.negatives import running_text
 from spacy_rhetoric.corpora.parallelisms import get_parallelisms
+from spacy_rhetoric.corpora.util import LANGUAGE_KEY
 
 REPO = Path(__file__).resolve().parents[1]
 RUNNING = {
@@ -60,10 +61,17 @@ def overlapped(gold: Sequence[Branch], predicted: Sequence[Branch]) -> int:
 
 
 def tokenized(nlp, lang: str, texts: Sequence[str]) -> List[Doc]:
-    """The texts in spaCy's tokens for ``lang``, as docs of the model's vocab."""
+    """The texts in spaCy's tokens for ``lang``, as docs of the model's vocab that
+    state their language (as ``analyze`` states it; a head with a language input reads
+    a language it was not trained on as unknown)."""
     tokenizer = spacy.blank(lang).tokenizer
     return [
-        Doc(nlp.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc])
+        Doc(
+            nlp.vocab,
+            words=[t.text for t in doc],
+            spaces=[bool(t.whitespace_) for t in doc],
+            user_data={LANGUAGE_KEY: lang},
+        )
         for doc in map(tokenizer, texts)
     ]
 

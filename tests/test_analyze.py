@@ -695,3 +695,26 @@ def test_skip_switches_components_off(no_models, tmp_path):
     assert "switched off (--skip displacement)" in output(result)
     result = runner.invoke(app, [*args, "--skip", "everything"])
     assert result.exit_code == 1 and "--skip everything: no such component" in output(result)
+
+
+@Language.component("test_records_language")
+def _records_language(doc: Doc) -> Doc:
+    from spacy_rhetoric.corpora.util import doc_language
+
+    _SEEN_LANGUAGES.append(doc_language(doc))
+    return doc
+
+
+_SEEN_LANGUAGES: list = []
+
+
+def test_analyzer_tells_the_parallelism_pipeline_the_language():
+    """The parallelism pipeline (a multilingual "xx" one for English and German) gets
+    copies of the base docs that state the analysed language, which a head with a
+    language input reads (zeros for a language it was not trained on)."""
+    parallelism = spacy.blank("xx")
+    parallelism.add_pipe("test_records_language")
+    _SEEN_LANGUAGES.clear()
+    analyzer = Analyzer("en", spacy.blank("en"), parallelism=parallelism)
+    docs = list(analyzer.pipe(["Ask not what your country can do for you.", "Two."]))
+    assert len(docs) == 2 and _SEEN_LANGUAGES == ["en", "en"]

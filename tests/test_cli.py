@@ -66,6 +66,8 @@ def test_evaluate_parallelism_gold_vs_gold(fixtures_dir, tmp_path):
     assert scores["docs"] == 1
     result = runner.invoke(app, ["parallelism", "evaluate", gold])
     assert result.exit_code == 1 and "Give either PRED or --model" in result.output
+    result = runner.invoke(app, ["parallelism", "evaluate", gold, gold, "--language", "en"])
+    assert result.exit_code == 1 and "--language needs --model" in result.output
 
 
 def test_assets_from_mirror(tmp_path):

@@ -27,6 +27,7 @@ from spacy_rhetoric.corpora.asp import (
 )
 from spacy_rhetoric.corpora.asp_align import align_words
 from spacy_rhetoric.corpora.parallelisms import get_parallelisms
+from spacy_rhetoric.corpora.util import doc_language
 
 XML_147 = "xml/tokenized/147_annotated.xml"
 XML_254 = "xml/tokenized/254_annotated.xml"
@@ -81,11 +82,12 @@ def test_asp_splits_and_user_data(converted):
         "test": 2,
     }
     assert [d.user_data for d in converted.splits["test"]] == [
-        {"dataset": "asp", "doc_id": "254", "section_id": "1", "split": "test"},
-        {"dataset": "asp", "doc_id": "254", "section_id": "4", "split": "test"},
+        {"dataset": "asp", "lang": "la", "doc_id": "254", "section_id": "1", "split": "test"},
+        {"dataset": "asp", "lang": "la", "doc_id": "254", "section_id": "4", "split": "test"},
     ]
     assert converted.splits["train"][0].user_data == {
         "dataset": "asp",
+        "lang": "la",
         "doc_id": "147",
         "section_id": "1",
         "split": "train",
@@ -458,4 +460,4 @@ def test_asp_full_dataset_counts(data_dir):
     # brat and XML agree everywhere; the only reports are 11 arms that no relation
     # links (so the XML has no branch for them) and the cross-section parallelism
     assert conversion.skip_summary() == {SKIP_UNLINKED: 11, SKIP_CROSS_SECTION: 1}
-    assert all(d.user_data["dataset"] == "asp" for d in docs)
+    assert all(d.user_data["dataset"] == "asp" and doc_language(d) == "la" for d in docs)

@@ -88,6 +88,7 @@ def test_pse_splits_and_user_data(converted):
     first = converted.splits["train"][0]
     assert first.user_data == {
         "dataset": "pse",
+        "lang": "zh",
         "doc_id": "180",
         "section_id": "0",
         "split": "train",

@@ -325,3 +325,56 @@ def test_latin_v_spelling_reads_u_and_v_editions_alike():
         "suadeo",
     ]
     assert make_nlp(spelling="latin-v").get_pipe("parallelism_tagger").cfg["spelling"] == "latin-v"
+
+
+def test_language_input_tells_languages_apart(tmp_path):
+    """A head with ``languages`` reads each doc's stated language: the same words
+    stated as Latin hold a parallelism and stated as Chinese none, which a head
+    without the language input cannot both fit; the language survives respelling,
+    windowing and saving, and any other language reads as unknown (zeros)."""
+    from spacy_rhetoric.parallelism.features import N_FEATURES
+    from spacy_rhetoric.parallelism.reading import respelled
+    from spacy_rhetoric.parallelism.windows import window_doc
+
+    fix_random_seed(0)
+    model = {**SMALL_MODEL, "languages": ["la", "zh"], "language_dropout": 0.0}
+    nlp = make_nlp(model=model)
+    text, gold = TEXTS[1], GOLD[1]
+    examples = []
+    for language, parallelisms in (("la", gold), ("zh", [])):
+        reference = nlp.make_doc(text)
+        set_parallelisms(reference, parallelisms)
+        reference.user_data["lang"] = language
+        predicted = nlp.make_doc(text)
+        predicted.user_data["lang"] = language
+        examples.append(Example(predicted, reference))
+    optimizer = nlp.initialize(lambda: examples)
+    head = nlp.get_pipe("parallelism_tagger").model.get_ref("head")
+    assert head.shims[0]._model.encoder.input_size == 32 + N_FEATURES + 2
+
+    def found(pipeline, language):
+        doc = pipeline.make_doc(text)
+        if language:
+            doc.user_data["lang"] = language
+        return [p.offsets for p in get_parallelisms(pipeline(doc))]
+
+    for _ in range(60):
+        nlp.update(examples, sgd=optimizer)
+    assert found(nlp, "la") == [((0, 4), (5, 9), (10, 14))]
+    assert found(nlp, "zh") == []
+    assert found(nlp, None) == found(nlp, "la")  # spacy.blank("la"): doc.lang_ is "la"
+    nlp.to_disk(tmp_path / "model")
+    loaded = spacy.load(tmp_path / "model")
+    assert found(loaded, "la") == found(nlp, "la") and found(loaded, "zh") == []
+    # evaluation on gold docs reads the language they state, or the one it is told
+    gold_path = tmp_path / "gold.spacy"
+    DocBin(store_user_data=True, docs=[eg.reference for eg in examples]).to_disk(gold_path)
+    assert evaluate_parallelism(gold_path, nlp=nlp)["parallelism_epm_f"] == 1.0
+    assert evaluate_parallelism(gold_path, nlp=nlp, language="zh")["parallelism_epm_r"] == 0.0
+    # the stated language survives what the head reads
+    doc = nlp.make_doc("Ex toto corde svo")
+    doc.user_data["lang"] = "zh"
+    assert respelled(doc, "latin").user_data["lang"] == "zh"
+    assert window_doc(doc, (1, 3, 1, 3)).user_data["lang"] == "zh"
+    with pytest.raises(ValueError, match="languages must be distinct"):
+        make_nlp(model={**SMALL_MODEL, "languages": ["la", "la"]}).initialize(lambda: examples)

@@ -1,3 +1,5 @@
+import random
+
 import numpy
 import spacy
 from hypothesis import given, settings
@@ -6,6 +8,7 @@ from hypothesis import strategies as st
 from spacy_rhetoric.parallelism.features import (
     N_BUCKETS,
     N_FEATURES,
+    language_features,
     nearest_repeats,
     repetition_features,
 )
@@ -40,3 +43,26 @@ def test_repetition_features_values():
     # punctuation flag
     assert features[2, -1] == 1.0 and features[0, -1] == 0.0
     assert repetition_features(nlp("")).shape == (0, N_FEATURES)
+
+
+def test_language_features():
+    nlp = spacy.blank("xx")
+    docs = [nlp("a b c"), nlp("d e"), nlp("f"), nlp("")]
+    docs[0].user_data["lang"] = "la"
+    docs[1].user_data["lang"] = "zh"
+    docs[2].user_data["lang"] = "en"  # not one of the head's: unknown, all zeros
+    rows = language_features(docs, ["la", "zh"])
+    assert [r.shape for r in rows] == [(3, 2), (2, 1 + 1), (1, 2), (0, 2)]
+    assert rows[0].tolist() == [[1.0, 0.0]] * 3
+    assert rows[1].tolist() == [[0.0, 1.0]] * 2
+    assert rows[2].tolist() == [[0.0, 0.0]]
+    # doc.lang_ where the doc states no language
+    assert language_features([spacy.blank("zh")("天")], ["la", "zh"])[0].tolist() == [[0.0, 1.0]]
+    # dropped: every doc reads as unknown; a fraction of the docs at 0 < drop < 1
+    assert all(not r.any() for r in language_features(docs, ["la", "zh"], drop=1.0))
+    random.seed(0)
+    many = [nlp("a")] * 2000
+    for doc in many:
+        doc.user_data["lang"] = "la"
+    kept = sum(r.any() for r in language_features(many, ["la", "zh"], drop=0.3))
+    assert 1300 < kept < 1500

@@ -38,6 +38,7 @@ from spacy.tokens import Doc
 from ..chiasmus.component import DEFAULT_REVIEW_PER_1000
 from ..corpora.latin import normalize_latin
 from ..corpora.parallelisms import get_parallelisms, set_parallelisms
+from ..corpora.util import LANGUAGE_KEY
 from ..encoders.vectors import pipeline_precision
 from ..intertext.component import STORED_INDEX
 from ..intertext.index import META_FILE
@@ -132,6 +133,8 @@ class Analyzer:
                 self.parallelism.vocab,
                 words=[normalize(t.text) for t in doc],
                 spaces=[bool(t.whitespace_) for t in doc],
+                # a multilingual head that reads the language learns it from here
+                user_data={LANGUAGE_KEY: self.lang},
             )
             for doc in docs
         ]

@@ -27,6 +27,12 @@ def parallelism_evaluate_cli(
     save_predictions: Optional[Path] = Opt(None, "--save", help="Write predicted docs (.spacy)"),
     as_json: bool = Opt(False, "--json", help="Print JSON"),
     gpu_id: int = Opt(-1, "--gpu-id", help="Predict on this GPU (-1: CPU)"),
+    language: Optional[str] = Opt(
+        None,
+        "--language",
+        help="With --model: predict as if every doc were in this language (e.g. en, which "
+        "a head trained on la and zh reads as unknown), not the language each doc states",
+    ),
 ):
     """Score parallelisms with EPM, MPBM, MBAWO and MWO (P/R/F1, micro-averaged).
 
@@ -36,11 +42,13 @@ def parallelism_evaluate_cli(
 
     if (pred is None) == (model is None):
         msg.fail("Give either PRED or --model.", exits=1)
+    if language is not None and model is None:
+        msg.fail("--language needs --model (it is what the model is told).", exits=1)
     if model is not None:
         use_gpu(gpu_id)
     nlp = load_pipeline(model) if model is not None else None
     try:
-        scores = evaluate_parallelism(gold, pred, nlp, spans_key, save_predictions)
+        scores = evaluate_parallelism(gold, pred, nlp, spans_key, save_predictions, language)
     except ValueError as err:
         msg.fail(str(err), exits=1)
     if emit_json(scores, output, as_json):

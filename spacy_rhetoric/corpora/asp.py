@@ -39,6 +39,8 @@ How the two sources are combined:
   >= 2 branches. It is kept, losslessly, in ``doc.user_data["cross_section_parallelisms"]``
   of every section it touches and reported; the span groups hold all other ones.
 * brat annotator notes are kept in ``doc.user_data["notes"]`` (word span, arm, text).
+* ``doc.user_data`` also holds ``dataset`` ("asp"), ``lang`` ("la": what a model that
+  reads the language sees, see ``util.doc_language``), ``doc_id``, ``section_id``, ``split``.
 * brat arms that no relation links are not branches (the XML has none for them); each
   is reported. Discontinuous arms are read as one span (reported unless only
   whitespace separates the fragments, as brat splits arms at line breaks).
@@ -72,9 +74,10 @@ from .asp_align import Alignment, align_words
 from .asp_brat import ARM_TYPES_OF, RELATION_LABELS, Arm, read_brat
 from .asp_xml import Section, Sermon, read_asp_xml, xml_parallelisms
 from .parallelisms import CHIASTIC, SYNCHYSTIC, UNTYPED, set_parallelisms
-from .util import Conversion, CorpusFormatError
+from .util import LANGUAGE_KEY, Conversion, CorpusFormatError
 
 DATASET = "asp"
+LANGUAGE = "la"
 # splits.json key -> our split name
 SPLITS: Dict[str, str] = {
     "training": "train",
@@ -428,7 +431,13 @@ def _convert_sermon(
         items = sorted(per_section[k], key=lambda x: (min(x[0]), x[2]))
         set_parallelisms(doc, items)
         doc.user_data.update(
-            {"dataset": DATASET, "doc_id": sermon.id, "section_id": section.id, "split": split}
+            {
+                "dataset": DATASET,
+                LANGUAGE_KEY: LANGUAGE,
+                "doc_id": sermon.id,
+                "section_id": section.id,
+                "split": split,
+            }
         )
         if k in cross:
             doc.user_data["cross_section_parallelisms"] = cross[k]

@@ -29,7 +29,7 @@ spaces between them (Chinese). The LTP annotation is kept:
   parallelisms are written with ``set_parallelisms`` under the untyped label
   "parallelism". Branch ids matter: adjacent branches of one parallelism occur.
 
-``doc.user_data``: ``dataset`` ("pse"), ``doc_id`` (the essay's file stem),
+``doc.user_data``: ``dataset`` ("pse"), ``lang`` ("zh"), ``doc_id`` (the essay's file stem),
 ``section_id`` (the ``para`` id as a string, like the ASP converter's; the ids
 are not always consecutive in the data), ``split``, and ``essay`` (the essay's
 ``<doc>`` attributes: scores as floats or None for "", "NULL" or absent; other
@@ -47,9 +47,10 @@ from spacy.util import get_lang_class
 from spacy.vocab import Vocab, create_vocab
 
 from .parallelisms import UNTYPED, set_parallelisms
-from .util import Conversion, CorpusFormatError
+from .util import LANGUAGE_KEY, Conversion, CorpusFormatError
 
 DATASET = "pse"
+LANGUAGE = "zh"
 LANG = "zh"
 ALL_SPLIT = "all"
 # splits.json key -> split name
@@ -354,6 +355,7 @@ def read_pse_essay(path: Path, vocab: Vocab, conversion: Optional[Conversion] = 
         doc.user_data.update(
             {
                 "dataset": DATASET,
+                LANGUAGE_KEY: LANGUAGE,
                 "doc_id": path.stem,
                 "section_id": str(para_id),
                 "essay": {

@@ -79,9 +79,31 @@ def write_conversion(conversion: Conversion, output_dir: Union[str, Path]) -> Di
     return paths
 
 
+# A doc's language, where it differs from its vocab's (a Latin text in a multilingual
+# "xx" pipeline): ``doc.user_data[LANGUAGE_KEY]``, an ISO code such as "la". The ASP and
+# PSE-I converters write it; a model that reads the language takes it from here first.
+LANGUAGE_KEY = "lang"
+
+
+def doc_language(doc: Doc) -> str:
+    """RETURNS (str): the doc's language: ``user_data["lang"]`` where set, else the
+    language of its vocab (``doc.lang_``, "xx" in a multilingual pipeline)."""
+    return str(doc.user_data.get(LANGUAGE_KEY) or doc.lang_)
+
+
+def carry_language(source: Doc, target: Doc) -> Doc:
+    """Give ``target`` (a copy or part of ``source``) the language ``source`` states in
+    its user_data, if it states one. RETURNS (Doc): target."""
+    language = source.user_data.get(LANGUAGE_KEY)
+    if language and target is not source:
+        target.user_data[LANGUAGE_KEY] = language
+    return target
+
+
 def gold_tokens_doc(vocab: Vocab, reference: Doc) -> Doc:
     """A doc with the reference's tokens (words and spaces) and nothing else: the input
-    of a model that is evaluated or trained on the gold tokenization.
+    of a model that is evaluated or trained on the gold tokenization. It keeps the
+    language the reference states (``user_data["lang"]``), an input, not an annotation.
 
     vocab (Vocab): the vocab of the new doc (the pipeline's).
     reference (Doc): the gold doc.
@@ -89,4 +111,4 @@ def gold_tokens_doc(vocab: Vocab, reference: Doc) -> Doc:
     """
     words = [token.text for token in reference]
     spaces = [bool(token.whitespace_) for token in reference]
-    return Doc(vocab, words=words, spaces=spaces)
+    return carry_language(reference, Doc(vocab, words=words, spaces=spaces))

@@ -12,20 +12,30 @@ from spacy.vocab import Vocab
 
 from ..corpora.parallelisms import CHIASTIC, DEFAULT_SPANS_KEY, SYNCHYSTIC, get_parallelisms
 from ..corpora.stats import read_docbins
-from ..corpora.util import gold_tokens_doc
+from ..corpora.util import LANGUAGE_KEY, gold_tokens_doc
 from .metrics import score_parallelism, score_types
 
 
-def _strip(doc: Doc) -> Doc:
-    """A copy of a doc with its tokens only (the model sees the gold tokenization)."""
-    return gold_tokens_doc(doc.vocab, doc)
+def _strip(doc: Doc, language: Optional[str] = None) -> Doc:
+    """A copy of a doc with its tokens only (the model sees the gold tokenization) and
+    the language the doc states, or ``language`` where given."""
+    copy = gold_tokens_doc(doc.vocab, doc)
+    if language:
+        copy.user_data[LANGUAGE_KEY] = language
+    return copy
 
 
 def predict_docs(
-    nlp: Language, gold: List[Doc], batch_size: int = 16, n_process: int = 1
+    nlp: Language,
+    gold: List[Doc],
+    batch_size: int = 16,
+    n_process: int = 1,
+    language: Optional[str] = None,
 ) -> List[Doc]:
-    """Run a pipeline over the gold tokens of each doc."""
-    return list(nlp.pipe((_strip(doc) for doc in gold), batch_size=batch_size, n_process=n_process))
+    """Run a pipeline over the gold tokens of each doc (stated to be in ``language``
+    where given, else in the language the gold doc states)."""
+    inputs = (_strip(doc, language) for doc in gold)
+    return list(nlp.pipe(inputs, batch_size=batch_size, n_process=n_process))
 
 
 def evaluate_parallelism(
@@ -34,6 +44,7 @@ def evaluate_parallelism(
     nlp: Optional[Language] = None,
     spans_key: str = DEFAULT_SPANS_KEY,
     save_predictions: Optional[Union[str, Path]] = None,
+    language: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Score predicted parallelisms against gold ones.
 
@@ -43,6 +54,9 @@ def evaluate_parallelism(
     nlp (Optional[Language]): the pipeline to predict with when pred_path is None.
     spans_key (str): the span group of the branches.
     save_predictions (Optional[Union[str, Path]]): write the predicted docs here.
+    language (Optional[str]): predict as if every doc were in this language (e.g. "en"
+        for a multilingual head trained with a language input on Latin and Chinese
+        only: its zero-shot case); None: the language each gold doc states.
     RETURNS (Dict[str, Any]): the scorer's keys plus docs, tokens, seconds and
         tokens_per_second (of prediction, when it ran).
     """
@@ -53,7 +67,7 @@ def evaluate_parallelism(
         predicted = list(read_docbins([pred_path], vocab))
     elif nlp is not None:
         start = time.perf_counter()
-        predicted = predict_docs(nlp, gold)
+        predicted = predict_docs(nlp, gold, language=language)
         seconds = time.perf_counter() - start
         tokens = sum(len(doc) for doc in gold)
         result.update({"seconds": seconds, "tokens_per_second": tokens / max(seconds, 1e-9)})

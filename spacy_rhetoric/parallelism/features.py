@@ -1,12 +1,16 @@
 """Cheap token features that expose repetition between nearby spans: parallel
 branches share words, endings and structure, so for each token we mark how far back
-and ahead the nearest token with the same form (and the same ending) occurs."""
+and ahead the nearest token with the same form (and the same ending) occurs. And the
+language features: which of a multilingual head's training languages a doc is in."""
 
+import random
 from typing import List, Sequence
 
 import numpy
 from spacy.attrs import IS_PUNCT, LOWER, SUFFIX
 from spacy.tokens import Doc
+
+from ..corpora.util import doc_language
 
 # distance buckets: 1, 2, 3-4, 5-8, 9-16, 17-32, 33-64
 N_BUCKETS = 7
@@ -65,3 +69,26 @@ def repetition_features(doc: Doc) -> numpy.ndarray:
 
 def batch_repetition_features(docs: Sequence[Doc]) -> List[numpy.ndarray]:
     return [repetition_features(doc) for doc in docs]
+
+
+def language_features(
+    docs: Sequence[Doc], languages: Sequence[str], drop: float = 0.0
+) -> List[numpy.ndarray]:
+    """The language input of a head trained on several languages.
+
+    docs (Sequence[Doc]): the docs; each one's language is ``doc_language(doc)``.
+    languages (Sequence[str]): the head's languages, e.g. ["la", "zh"].
+    drop (float): the probability that a doc in one of ``languages`` reads as unknown
+        (training only: the zero row is then what the head learns for any other language).
+    RETURNS (List[numpy.ndarray]): per doc float32 [len(doc), len(languages)]: on every
+        row a one-hot of the doc's language, zeros for a language not in ``languages``.
+    """
+    index = {language: i for i, language in enumerate(languages)}
+    output = []
+    for doc in docs:
+        rows = numpy.zeros((len(doc), len(languages)), dtype="float32")
+        i = index.get(doc_language(doc))
+        if i is not None and not (drop > 0.0 and random.random() < drop):
+            rows[:, i] = 1.0
+        output.append(rows)
+    return output

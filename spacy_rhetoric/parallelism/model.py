@@ -10,6 +10,7 @@ import io
 from functools import partial
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+import numpy
 import torch
 from spacy.attrs import LOWER, SUFFIX
 from spacy.tokens import Doc
@@ -17,7 +18,7 @@ from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v3, torch2xp, xp2torch
 from thinc.types import Floats2d
 
-from .features import N_FEATURES, batch_repetition_features
+from .features import N_FEATURES, batch_repetition_features, language_features
 from .network import EnsembleNetwork, ParallelismNetwork
 
 # (docs, gold or None, outside penalty) -> loss (training) or {"paths": per-stratum tag
@@ -40,6 +41,8 @@ def build_parallelism_tagger(
     attention_heads: int = 0,
     linker_width: int = 0,
     max_back: int = 8,
+    languages: Optional[List[str]] = None,
+    language_dropout: float = 0.0,
 ) -> Model[InT, Any]:
     """Build the parallelism tagger model: one head (``ParallelismTagger.v2`` with
     ``members = 1``; the arguments are v2's)."""
@@ -53,6 +56,8 @@ def build_parallelism_tagger(
         linker_width,
         max_back,
         members=1,
+        languages=languages,
+        language_dropout=language_dropout,
     )
 
 
@@ -67,6 +72,8 @@ def build_parallelism_ensemble(
     linker_width: int = 0,
     max_back: int = 8,
     members: int = 1,
+    languages: Optional[List[str]] = None,
+    language_dropout: float = 0.0,
 ) -> Model[InT, Any]:
     """Build the parallelism tagger model, with one head or an ensemble of heads.
 
@@ -86,6 +93,13 @@ def build_parallelism_ensemble(
         frozen encoder share its states. 1: a single head. Separately trained
         pipelines become one ensemble with ``python -m spacy_rhetoric parallelism
         ensemble``; trained from scratch, each member learns on its own loss.
+    languages (Optional[List[str]]): the languages the head is told apart (e.g. ["la",
+        "zh"] for a head trained on ASP and PSE-I): each token's input gets a one-hot of
+        its doc's language (``doc.user_data["lang"]``, else ``doc.lang_``), zeros for
+        any other language. None or []: no language input.
+    language_dropout (float): in training, the probability that a doc's language is
+        read as unknown, so that the zero input (every other language: the head's
+        zero-shot use) is trained too.
     RETURNS (Model[Tuple[List[Doc], Optional[Dict[str, Any]]], Any]): the model. In
         training (with gold) it returns the negative log-likelihood of the gold tags
         (plus the linker's loss); in prediction, {"paths": per stratum the best tag
@@ -93,6 +107,12 @@ def build_parallelism_ensemble(
     """
     if members < 1:
         raise ValueError(f"ParallelismTagger.v2: members must be >= 1, got {members}")
+    languages = list(languages or [])
+    if len(set(languages)) != len(languages) or not 0.0 <= language_dropout <= 1.0:
+        raise ValueError(
+            "ParallelismTagger.v2: languages must be distinct and language_dropout in "
+            f"[0, 1], got {languages} and {language_dropout}"
+        )
     # copied before any weights exist: each member gets its own layer mix or tok2vec
     tok2vecs = [tok2vec] + [tok2vec.copy() for _ in range(members - 1)]
     refs = {member_ref(m): layer for m, layer in enumerate(tok2vecs)}
@@ -112,6 +132,8 @@ def build_parallelism_ensemble(
             "linker_width": linker_width,
             "max_back": max_back,
             "members": members,
+            "languages": languages,
+            "language_dropout": float(language_dropout),
             "n_strata": 1,
             "constraints": None,
             "label_kinds": None,
@@ -141,6 +163,7 @@ def init(model: Model, X: Optional[InT] = None, Y: Any = None) -> None:
         )
     tok2vec = model.get_ref("tok2vec")
     n_input = tok2vec.get_dim("nO") + (N_FEATURES if model.attrs["repetition_features"] else 0)
+    n_input += len(model.attrs.get("languages", []))
     networks = [
         ParallelismNetwork(
             n_input=n_input,
@@ -212,7 +235,7 @@ def forward(model: Model, inputs: InT, is_train: bool) -> Tuple[Any, Callable]:
     head = model.get_ref("head")
     vectors = member_vectors(tok2vecs, docs, is_train)
     width = tok2vecs[0].get_dim("nO")
-    features = batch_repetition_features(docs) if model.attrs["repetition_features"] else None
+    features = input_features(model, docs, is_train)
     X: List[List[Floats2d]] = []
     for member_X, _ in vectors:
         if features is not None:
@@ -233,6 +256,21 @@ def forward(model: Model, inputs: InT, is_train: bool) -> Tuple[Any, Callable]:
         return d_docs[0]
 
     return output, backprop
+
+
+def input_features(model: Model, docs: List[Doc], is_train: bool) -> Optional[List[Any]]:
+    """Per doc, the features appended to every member's token vectors (repetition, then
+    language), or None where the model reads none."""
+    parts = []
+    if model.attrs["repetition_features"]:
+        parts.append(batch_repetition_features(docs))
+    languages = model.attrs.get("languages", [])
+    if languages:
+        drop = model.attrs.get("language_dropout", 0.0) if is_train else 0.0
+        parts.append(language_features(docs, languages, drop))
+    if not parts:
+        return None
+    return [numpy.hstack(per_doc) for per_doc in zip(*parts, strict=True)]
 
 
 def token_keys(docs: List[Doc]) -> List[List[Tuple[int, int]]]:

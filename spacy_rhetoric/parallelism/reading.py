@@ -8,6 +8,7 @@ from spacy.attrs import ORTH, SPACY
 from spacy.tokens import Doc
 
 from ..corpora.latin import classical_latin, normalize_latin
+from ..corpora.util import carry_language
 
 SPELLINGS: Dict[str, Callable[[str], str]] = {
     "lower": str.lower,
@@ -41,8 +42,8 @@ def trim_spaces(doc: Doc, decoded: Sequence[Tuple[Sequence[Tuple[int, int]], int
 
 
 def respelled(doc: Doc, spelling: str) -> Doc:
-    """The doc as the model reads it: a copy with each word respelled (same tokens and
-    whitespace), or the doc itself where nothing changes."""
+    """The doc as the model reads it: a copy with each word respelled (same tokens,
+    whitespace and stated language), or the doc itself where nothing changes."""
     fold = SPELLINGS.get(spelling)
     if fold is None:
         return doc
@@ -52,4 +53,5 @@ def respelled(doc: Doc, spelling: str) -> Doc:
     words = [fold(text) for text in texts]
     if words == texts:
         return doc
-    return Doc(doc.vocab, words=words, spaces=[bool(s) for s in doc.to_array(SPACY).tolist()])
+    spaces = [bool(s) for s in doc.to_array(SPACY).tolist()]
+    return carry_language(doc, Doc(doc.vocab, words=words, spaces=spaces))

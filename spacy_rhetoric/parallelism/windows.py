@@ -21,6 +21,8 @@ from typing import Iterable, List, Sequence, Tuple
 
 from spacy.tokens import Doc
 
+from ..corpora.util import carry_language
+
 Offsets = Tuple[Tuple[int, int], ...]
 Window = Tuple[int, int, int, int]  # start, end, core start, core end
 
@@ -98,9 +100,12 @@ def doc_windows(doc: Doc, window: int, overlap: int) -> List[Window]:
 
 
 def window_doc(doc: Doc, window: Window) -> Doc:
-    """RETURNS (Doc): the window's tokens as a Doc (the doc itself if it is all of it)."""
+    """RETURNS (Doc): the window's tokens as a Doc, in the doc's stated language (the doc
+    itself if it is all of it)."""
     start, end = window[:2]
-    return doc if (start, end) == (0, len(doc)) else doc[start:end].as_doc()
+    if (start, end) == (0, len(doc)):
+        return doc
+    return carry_language(doc, doc[start:end].as_doc())
 
 
 def owner(windows: Sequence[Window], first: int, last: int) -> int:
