@@ -39,11 +39,14 @@ Propertius, Ovid, Lucan, Martial: the full pool), so that it has seen, as negati
 the lines of other poets that share Virgil's diction; and the same with distractor
 searches (``broad_distractors``, `intertext train --distractors`: each query also searched
 without its sources' authors, every candidate a non-link, as it meets an index that lacks
-its sources). The recipes (``virgil``: trained against Virgil, the packaged one until
-session 17; ``broad``; ``broad_distractors``) are cross-validated on grouped folds: per
+its sources); and (session 28) the same without the candidates of those searches that
+share a two-term phrase with the query, possible echoes the gold links do not record
+(``broad_distractors_nophrase``, `--no-distractor-phrases`). The recipes (``virgil``:
+trained against Virgil, the packaged one until session 17; ``broad``;
+``broad_distractors``; ``broad_distractors_nophrase``) are cross-validated on grouped folds: per
 fold, trained without the fold's queries, exported with its fusion, and applied to the
 fold's queries on the Virgil index and on the five poets' (``<recipe>_reranker_cv``);
-trained on every link, the two broad rerankers also run `analyze` on the two texts and
+trained on every link, the broad rerankers also run `analyze` on the two texts and
 are scored in sample (``<recipe>_reranker``).
 
     python benchmarks/intertext_false_links.py \
@@ -89,6 +92,8 @@ RECIPES = {
     "broad": "trained against all ten authors",
     "broad_distractors": "trained against all ten authors, each query also searched without "
     "its sources' authors (intertext train --distractors)",
+    "broad_distractors_nophrase": "as broad_distractors, without the candidates of those "
+    "searches that share a two-term phrase with the query (--no-distractor-phrases)",
 }
 
 
@@ -126,14 +131,10 @@ def index_copy(index_dir: Path, target: Path) -> Path:
     return target
 
 
-def trained_copy(
-    index_dir: Path, labels: Path, target: Path, distractors: bool = False, seed: int = 0
-) -> Dict:
-    """A copy of the index with its own reranker trained on labels (``distractors``:
-    with each query also searched without its sources' authors; ``seed``: of the inner
-    folds that choose its threshold)."""
-    copy = index_copy(index_dir, target)
-    return train_reranker(labels, copy, K, seed=seed, distractors=distractors)
+def trained_copy(index_dir: Path, labels: Path, target: Path, **training) -> Dict:
+    """A copy of the index with its own reranker trained on labels (``training``:
+    ``train_reranker``'s seed, distractors and distractor_phrases)."""
+    return train_reranker(labels, index_copy(index_dir, target), K, **training)
 
 
 def with_reranker(index_dir: Path, reranker_file: Path, target: Path) -> Path:
@@ -150,11 +151,20 @@ def exported_reranker(
     output: Path,
     distractors: bool = False,
     seed: int = 0,
+    distractor_phrases: bool = True,
 ) -> Path:
     """Train a reranker on ``labels`` against the index (as `intertext train --export`,
-    with ``--distractors`` if asked) and write it to ``output``."""
+    with ``--distractors`` and ``--no-distractor-phrases`` if asked) and write it to
+    ``output``."""
     copy = workdir / f"{output.stem}-index"
-    summary = trained_copy(index_dir, labels, copy, distractors, seed)
+    summary = trained_copy(
+        index_dir,
+        labels,
+        copy,
+        seed=seed,
+        distractors=distractors,
+        distractor_phrases=distractor_phrases,
+    )
     export_reranker(copy, output, summary)
     shutil.rmtree(copy)
     return output
@@ -363,7 +373,9 @@ def main(output: Path, workdir: Path, data: Path, broad_index: Optional[Path] = 
     # index (its own) and against the broad one; and the broad one trained on every link
     train_csv = fold_labels(files["labels"], workdir)
 
-    def fold_rerankers(name: str, index_dir: Path, distractors: bool = False) -> Dict[int, Path]:
+    def fold_rerankers(
+        name: str, index_dir: Path, distractors: bool = False, phrases: bool = True
+    ) -> Dict[int, Path]:
         return {
             fold: exported_reranker(
                 index_dir,
@@ -371,6 +383,7 @@ def main(output: Path, workdir: Path, data: Path, broad_index: Optional[Path] = 
                 workdir,
                 workdir / f"reranker-{name}-fold{fold}.json",
                 distractors,
+                distractor_phrases=phrases,
             )
             for fold, csv_file in train_csv.items()
         }
@@ -378,13 +391,26 @@ def main(output: Path, workdir: Path, data: Path, broad_index: Optional[Path] = 
     own = {name: fold_rerankers(name, workdir / f"{name}-index") for name in INDEXES}
     broad_folds = fold_rerankers("broad", broad_index)
     distractor_folds = fold_rerankers("broad-distractors", broad_index, True)
+    nophrase_folds = fold_rerankers("broad-distractors-nophrase", broad_index, True, False)
     broad = exported_reranker(
         broad_index, files["labels"], workdir, workdir / "reranker-broad.json"
     )
     broad_distractors = exported_reranker(
         broad_index, files["labels"], workdir, workdir / "reranker-broad-distractors.json", True
     )
-    trained = {"broad": broad, "broad_distractors": broad_distractors}
+    broad_nophrase = exported_reranker(
+        broad_index,
+        files["labels"],
+        workdir,
+        workdir / "reranker-broad-distractors-nophrase.json",
+        True,
+        distractor_phrases=False,
+    )
+    trained = {
+        "broad": broad,
+        "broad_distractors": broad_distractors,
+        "broad_distractors_nophrase": broad_nophrase,
+    }
     virgil = workdir / "virgil-index"
     cuts = sorted(set(COSINES) | {built["virgil"]["default_threshold"]})
     cicero = read_tesserae([files["tesserae"] / "cicero.de_officiis.tess"]).segments
@@ -416,6 +442,7 @@ def main(output: Path, workdir: Path, data: Path, broad_index: Optional[Path] = 
             "virgil": own["virgil"],
             "broad": broad_folds,
             "broad_distractors": distractor_folds,
+            "broad_distractors_nophrase": nophrase_folds,
         }
         result["loci_similes"][name] = loci_similes(
             workdir / f"{name}-index", files["labels"], workdir, own_cuts, recipes, trained
@@ -427,10 +454,12 @@ def main(output: Path, workdir: Path, data: Path, broad_index: Optional[Path] = 
     for setting in SETTINGS + (
         "broad_reranker",
         "broad_distractors_reranker",
+        "broad_distractors_nophrase_reranker",
         "own_reranker_cv",
         "virgil_reranker_cv",
         "broad_reranker_cv",
         "broad_distractors_reranker_cv",
+        "broad_distractors_nophrase_reranker_cv",
     ):
         line = [setting]
         for name, by_setting in result["texts"].items():

@@ -213,6 +213,11 @@ def test_cli_train_with_distractors_says_so(tmp_path):
     assert summary["links"] == 4 and summary["distractor_copies"] == 4
     said = CliRunner().invoke(app, args + ["--distractors"])
     assert "of them also without their sources' authors" in " ".join(said.output.split())
+    said = CliRunner().invoke(app, args + ["--distractors", "--no-distractor-phrases"])
+    assert said.exit_code == 0, said.output
+    assert "sharing a phrase with the query left out" in " ".join(said.output.split())
+    refused = CliRunner().invoke(app, args + ["--no-distractor-phrases"])
+    assert refused.exit_code == 1 and "needs --distractors" in refused.output
 
 
 def test_pipeline_saves_the_reranker_and_refers_to_the_index(index_dir, tmp_path):

@@ -566,6 +566,56 @@ def test_distractor_training_searches_without_the_sources_authors(tmp_path):
     assert f"and {len(GOLD)} of them without their sources' authors" in origin
 
 
+def test_distractor_phrases_left_out_match_brute_force(tmp_path):
+    """``distractor_phrases=False`` leaves out exactly the distractor candidates that
+    share two consecutive terms with their query (counted here from the words), keeps
+    the gold side as it is, and the exported origin says so."""
+    import shutil
+
+    from spacy_rhetoric.intertext.rerank import FeatureReranker
+    from spacy_rhetoric.intertext.train import (
+        distractor_exclusions,
+        export_reranker,
+        train_reranker,
+    )
+
+    data = tmp_path / "data"
+    shutil.copytree(FIXTURES, data)
+    with open(data / "sources.csv", "a", encoding="utf8") as file_:
+        file_.write('ov. met. 2.1,"at illi uox faucibus haesit ad auras"\n')  # an echo
+    index = IntertextIndex.build(read_segments_csv(data / "sources.csv"))
+    queries = _queries()
+    gold_queries = sorted(GOLD)
+    excluded = distractor_exclusions(index, [{index.row_of[GOLD[q]]} for q in gold_queries])
+    hits = index.search([queries[q] for q in gold_queries], 5, 100, None, exclude=excluded)
+
+    def terms(text):
+        words = forms(text)
+        return [stem(w) for w in words] if index.lexical.kind == "stem" else words
+
+    def pairs(seq):
+        return set(zip(seq, seq[1:]))
+
+    expected = sum(
+        bool(pairs(terms(queries[q])) & pairs(terms(index.texts[c.row])))
+        for q, cands in zip(gold_queries, hits)
+        for c in cands
+    )
+    assert expected > 0  # Ovid's line, at least
+    index.to_disk(tmp_path / "idx")
+    kept = train_reranker(data, tmp_path / "idx", k=5, distractors=True)
+    summary = train_reranker(
+        data, tmp_path / "idx", k=5, distractors=True, distractor_phrases=False
+    )
+    assert "distractor_phrase_candidates_left_out" not in kept
+    assert summary["distractor_phrase_candidates_left_out"] == expected
+    assert summary["distractor_copies"] == kept["distractor_copies"] == len(GOLD)
+    assert summary["positives"] == kept["positives"]
+    export_reranker(tmp_path / "idx", tmp_path / "reranker.json", summary)
+    origin = FeatureReranker.from_dict(srsly.read_json(tmp_path / "reranker.json")).origin
+    assert "sharing a phrase" not in origin and "share a phrase with the query left out" in origin
+
+
 def test_inner_threshold_folds_keep_a_group_together():
     """Group ids that are all distinct give the folds of no groups at all; a query and
     its distractor copy (one group) are never split between training and test."""

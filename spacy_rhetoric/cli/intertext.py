@@ -167,6 +167,12 @@ def intertext_train_cli(
         help="Also train on each query searched without its sources' authors (every "
         "candidate a non-link), for a reranker used against indexes that lack the sources",
     ),
+    no_distractor_phrases: bool = Opt(
+        False,
+        "--no-distractor-phrases",
+        help="With --distractors: leave out the candidates of those searches that share a "
+        "two-word phrase with the query (possible echoes the gold links do not record)",
+    ),
     as_json: bool = Opt(False, "--json", help="Print the summary as JSON"),
 ) -> None:
     """Train the feature reranker on gold links and store it in the index; with
@@ -174,6 +180,8 @@ def intertext_train_cli(
     from ..intertext.query_encoder import QueryTraining
     from ..intertext.train import export_reranker, train_reranker
 
+    if no_distractor_phrases and not distractors:
+        msg.fail("--no-distractor-phrases needs --distractors.", exits=1)
     set_torch_threads()
     training = QueryTraining(query_epochs) if query_encoder else None
     try:
@@ -184,6 +192,7 @@ def intertext_train_cli(
             query_training=training,
             query_layers=query_layers,
             distractors=distractors,
+            distractor_phrases=not no_distractor_phrases,
         )
     except (CorpusFormatError, FileNotFoundError, ValueError) as err:  # bad labels or index
         msg.fail(str(err), exits=1)
@@ -192,6 +201,9 @@ def intertext_train_cli(
     if not emit_json(summary, None, as_json):
         copies = summary.get("distractor_copies")
         searched = f", {copies} of them also without their sources' authors" if copies else ""
+        left_out = summary.get("distractor_phrase_candidates_left_out")
+        if left_out is not None:
+            searched += f" ({left_out} candidates sharing a phrase with the query left out)"
         typer.echo(
             f"Trained the reranker on {summary['queries']} queries ({summary['positives']} "
             f"retrieved links{searched}), threshold {summary['threshold']:.3f} -> {index_dir}"

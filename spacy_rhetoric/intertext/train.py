@@ -23,7 +23,7 @@ from .index import (
 from .lexical import terms
 from .query_crossfit import out_of_fold_vectors
 from .query_encoder import QueryEncoder, QueryTraining
-from .rerank import RERANKER_FILE, FeatureReranker, pair_features
+from .rerank import FEATURES, RERANKER_FILE, FeatureReranker, pair_features
 
 
 def source_rows(index: IntertextIndex, source_id: str, source_text: str) -> Set[int]:
@@ -95,6 +95,7 @@ def train_reranker(
     query_training: Optional[QueryTraining] = None,
     query_layers: int = 4,
     distractors: bool = False,
+    distractor_phrases: bool = True,
 ) -> Dict[str, Any]:
     """Fit the reranker on gold links and write it to ``index_dir/reranker.json``; with a
     dense channel, first choose the fusion (dense weight and constant) on the gold queries
@@ -117,6 +118,10 @@ def train_reranker(
         sources' authors (``distractor_exclusions``), every candidate a non-link, as it
         meets an index that does not hold its sources; the threshold's inner folds keep
         a query and its distractor copy together.
+    distractor_phrases (bool): with ``distractors``, keep as non-links the candidates of
+        a distractor search that share a two-term phrase with the query (False: leave
+        them out of the training data, since a shared phrase may be an echo that the
+        gold links do not record).
     RETURNS (Dict[str, Any]): a summary (queries, positives, threshold, unresolved).
     """
     from .evaluate import _inner_threshold
@@ -178,11 +183,17 @@ def train_reranker(
         y.append(np.asarray([c.row in gold.get(q, set()) for c in cands], dtype=np.float64))
     n_gold = [n_links.get(q, 0) for q in queries]
     groups = list(range(len(queries)))
-    copies = 0
+    copies = phrases_left_out = 0
     if distractors:
+        bigrams = FEATURES.index("shared_bigrams")
         for i, cands in _distractor_hits(index, queries, texts, gold, k, pool, q_vectors):
-            X.append(pair_features(index, query_text[queries[i]], cands, pool))
-            y.append(np.zeros(len(cands), dtype=np.float64))
+            features = pair_features(index, query_text[queries[i]], cands, pool)
+            if not distractor_phrases:
+                keep = features[:, bigrams] == 0
+                phrases_left_out += int((~keep).sum())
+                features = features[keep]
+            X.append(features)
+            y.append(np.zeros(len(features), dtype=np.float64))
             n_gold.append(0)
             groups.append(i)
             copies += 1
@@ -197,6 +208,11 @@ def train_reranker(
         "threshold": reranker.threshold,
         "k": k,
         **({"distractor_copies": copies} if distractors else {}),
+        **(
+            {"distractor_phrase_candidates_left_out": phrases_left_out}
+            if distractors and not distractor_phrases
+            else {}
+        ),
         "fusion": {"weights": index.cfg["weights"], "rrf_k": index.cfg["rrf_k"]},
         **({"query_encoder": query_summary} if query_summary is not None else {}),
     }
@@ -292,6 +308,8 @@ def export_reranker(index_dir: Path, output: Path, summary: Dict[str, Any]) -> D
     data["fusion"] = summary["fusion"]
     copies = summary.get("distractor_copies")
     distractors = f", and {copies} of them without their sources' authors" if copies else ""
+    if summary.get("distractor_phrase_candidates_left_out") is not None:
+        distractors += " (their candidates that share a phrase with the query left out)"
     data["origin"] = (
         f"trained on {summary['links']} gold links of {summary['queries']} queries "
         f"({summary['positives']} retrieved){distractors} against an index of "
