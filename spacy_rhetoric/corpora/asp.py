@@ -117,7 +117,7 @@ def convert_asp(path: str | Path, vocab: Vocab | None = None) -> Conversion:
     """
     root = Path(path)
     if vocab is None:
-        vocab = spacy.blank("la").vocab
+        vocab = spacy.blank(LANGUAGE).vocab
     xml_dir = root / "xml" / "tokenized"
     brat_dir = root / "brat"
     conversion = Conversion(splits={name: [] for name in SPLITS.values()})

@@ -50,7 +50,6 @@ from .parallelisms import UNTYPED, set_parallelisms
 from .util import LANGUAGE_KEY, Conversion, CorpusFormatError
 
 DATASET = "pse"
-LANGUAGE = "zh"
 LANG = "zh"
 ALL_SPLIT = "all"
 # splits.json key -> split name
@@ -355,7 +354,7 @@ def read_pse_essay(path: Path, vocab: Vocab, conversion: Optional[Conversion] = 
         doc.user_data.update(
             {
                 "dataset": DATASET,
-                LANGUAGE_KEY: LANGUAGE,
+                LANGUAGE_KEY: LANG,
                 "doc_id": path.stem,
                 "section_id": str(para_id),
                 "essay": {

@@ -95,7 +95,7 @@ def carry_language(source: Doc, target: Doc) -> Doc:
     """Give ``target`` (a copy or part of ``source``) the language ``source`` states in
     its user_data, if it states one. RETURNS (Doc): target."""
     language = source.user_data.get(LANGUAGE_KEY)
-    if language and target is not source:
+    if language:
         target.user_data[LANGUAGE_KEY] = language
     return target
 

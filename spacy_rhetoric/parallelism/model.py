@@ -163,7 +163,7 @@ def init(model: Model, X: Optional[InT] = None, Y: Any = None) -> None:
         )
     tok2vec = model.get_ref("tok2vec")
     n_input = tok2vec.get_dim("nO") + (N_FEATURES if model.attrs["repetition_features"] else 0)
-    n_input += len(model.attrs.get("languages", []))
+    n_input += len(model.attrs["languages"])
     networks = [
         ParallelismNetwork(
             n_input=n_input,
@@ -264,9 +264,9 @@ def input_features(model: Model, docs: List[Doc], is_train: bool) -> Optional[Li
     parts = []
     if model.attrs["repetition_features"]:
         parts.append(batch_repetition_features(docs))
-    languages = model.attrs.get("languages", [])
+    languages = model.attrs["languages"]
     if languages:
-        drop = model.attrs.get("language_dropout", 0.0) if is_train else 0.0
+        drop = model.attrs["language_dropout"] if is_train else 0.0
         parts.append(language_features(docs, languages, drop))
     if not parts:
         return None
