@@ -7,7 +7,12 @@ import spacy
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from spacy_rhetoric.chiasmus.rules import RULE_WEIGHTS, build_chiasmus_rules, rule_scores
+from spacy_rhetoric.chiasmus.rules import (
+    RULE_WEIGHTS,
+    build_chiasmus_rules,
+    rule_features,
+    rule_scores,
+)
 from spacy_rhetoric.chiasmus.suggester import build_chiasmus_suggester
 
 ASK_NOT = (
@@ -48,6 +53,25 @@ def test_hand_computed_score():
     probs = model.predict(([doc], [numpy.asarray([[0, 2, 4, 6]])]))
     assert float(probs[0, 0]) == pytest.approx(1 / (1 + numpy.exp(2.0)))
     assert set(model.attrs["weights"]) == set(RULE_WEIGHTS)
+
+
+def test_stop_words_tagged_as_content_words():
+    vocab = spacy.blank("en").vocab
+    words = ["first", "the", "last", "and", "the", "last", "first"]
+    pos = ["ADJ", "DET", "ADJ", "CCONJ", "DET", "ADJ", "ADJ"]
+    tagged = Doc(vocab, words=words, pos=pos, lemmas=words)
+    candidates = numpy.asarray([[0, 2, 5, 6], [1, 2, 5, 4]])
+    values = rule_features(tagged, candidates)
+    # "first", "last" are in spaCy's English stop list and tagged ADJ; "the" is a DET
+    assert values["stop_a"].tolist() == [1.0, 1.0]
+    assert values["stop_content_a"].tolist() == [1.0, 0.0]
+    assert values["stop_content_b"].tolist() == [1.0, 1.0]
+    # weight 0 by default: today's scores; a weight relieves only content stop words
+    relieved = rule_scores(tagged, candidates, {"stop_content_a": 10.0})
+    assert (relieved - rule_scores(tagged, candidates)).tolist() == [10.0, 0.0]
+    # without POS no token counts as a content word
+    blank = Doc(vocab, words=words)
+    assert rule_features(blank, candidates)["stop_content_a"].tolist() == [0.0, 0.0]
 
 
 def test_lemmas_case_insensitive_and_across_pos():

@@ -23,6 +23,8 @@ feature                   weight  what it counts
 ``shared_bigrams_outer``    +1    bigrams they share
 ``has_conjunction``         +2    a conjunction between B and B' (0 or 1)
 ``has_negation``            +2    a negation inside A..A' (0 or 1)
+``stop_content_a``,          0    A (and A'), B (and B') are stop words tagged as
+``stop_content_b``                content words (NOUN, PROPN, VERB, ADJ, ADV, NUM)
 ========================  ======  ==============================================
 
 Their trigram, context and "from ... to" features are not computed. We add three
@@ -74,7 +76,10 @@ RULE_WEIGHTS: Dict[str, float] = {
     "paragraph_breaks": -10.0,
     "stem_repetition_a": 0.0,
     "stem_repetition_b": 0.0,
+    "stop_content_a": 0.0,
+    "stop_content_b": 0.0,
 }
+CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "ADV", "NUM"})
 # the F1-optimal threshold of the score on the annotated candidates of the Dubremetz &
 # Nivre training split (benchmarks/chiasmus_rules.py)
 DEFAULT_BIAS = 0.23
@@ -106,7 +111,24 @@ def rule_features(doc: Doc, candidates: numpy.ndarray) -> Dict[str, numpy.ndarra
     values["stem_repetition_a"] = stem_a * values["no_repetition_a"]
     values["stem_repetition_b"] = stem_b * values["no_repetition_b"]
     values["same_lemma_a_b"] = values["lemma_a_b"]
+    # a stop word tagged as a content word ("first", "last", "say", "show" in spaCy's
+    # English list): weight 0 by default (the stop penalty alone), a language's
+    # calibration may relieve it
+    content = _content_stops(doc)
+    values["stop_content_a"] = (content[candidates[:, 0]] + content[candidates[:, width - 1]]) / 2
+    values["stop_content_b"] = (content[candidates[:, 1]] + content[candidates[:, width - 2]]) / 2
     return values
+
+
+def _content_stops(doc: Doc) -> numpy.ndarray:
+    """[n] float32: 1 where a token is a stop word whose POS is a content word's."""
+    if not doc.has_annotation("POS"):
+        return numpy.zeros(len(doc), dtype="float32")
+    return numpy.fromiter(
+        (token.is_stop and token.pos_ in CONTENT_POS for token in doc),
+        dtype="float32",
+        count=len(doc),
+    )
 
 
 def rule_scores(
