@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy
 import pytest
 import spacy
+import srsly
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from spacy.tokens import Doc
@@ -16,6 +17,7 @@ from spacy.tokens import Doc
 from spacy_rhetoric.chiasmus import calibrate as calibrate_module
 from spacy_rhetoric.chiasmus.calibration import (
     CALIBRATION_PATH,
+    LANGUAGE_WEIGHTS,
     CalibrationError,
     calibrate,
     load_calibrations,
@@ -24,6 +26,8 @@ from spacy_rhetoric.chiasmus.calibration import (
 )
 from spacy_rhetoric.chiasmus.component import kept_candidates
 from spacy_rhetoric.chiasmus.stems import StemPairs, same_stem
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 @settings(max_examples=200, deadline=None)
@@ -83,6 +87,15 @@ def test_shipped_calibration_covers_every_language_and_records_its_evidence():
         assert entry["held_out"]["tokens"] > 10000
         assert entry["sources"]["calibration"] != entry["sources"]["held_out"]
     assert found["de"]["weights"]["comma_outer"] > -10  # German commas are grammatical
+    for lang, weights in LANGUAGE_WEIGHTS.items():  # calibrated with today's weights
+        assert found[lang]["weights"] == pytest.approx(weights)
+
+
+def test_english_weights_are_the_ones_fitted_on_the_training_split():
+    fitted = srsly.read_json(REPO / "benchmarks" / "results" / "chiasmus_en_fitted_weights.json")
+    assert fitted["fitted_beats_rules_on_train_cv"]
+    assert LANGUAGE_WEIGHTS["en"] == pytest.approx(fitted["weights"])
+    assert not set(fitted["weights"]) & set(fitted["fixed"])
 
 
 def test_default_rules_take_the_pipelines_language(tmp_path):
