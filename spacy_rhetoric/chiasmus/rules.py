@@ -38,7 +38,8 @@ F1-optimal threshold on its annotated candidates; ``benchmarks/chiasmus_rules.py
 recomputes it), never on a test set. ``weights`` replaces any of the weights by name.
 
 The scorer reads tokens, lemmas (if any), stop words and punctuation, and POS only for
-the CCONJ conjunction clue: it runs on a blank pipeline.
+the CCONJ conjunction clue and the stop words tagged as content words (none without
+POS): it runs on a blank pipeline.
 """
 
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
