@@ -15,22 +15,16 @@ The English bias is set afterwards on running text (``chiasmus calibrate en``).
         --output benchmarks/results/chiasmus_en_fitted_weights.json
 """
 
-import argparse
-import os
 import time
-from pathlib import Path
 
 import numpy
-import spacy
-import srsly
+from chiasmus_en_stop_weights import annotated_parts, arguments, score, write
 
-from spacy_rhetoric.chiasmus.crossval import first_annotated, stratified_folds
-from spacy_rhetoric.chiasmus.eval_english import ENGLISH_POSITIVE, english_examples
+from spacy_rhetoric.chiasmus.crossval import stratified_folds
 from spacy_rhetoric.chiasmus.metrics import average_precision
-from spacy_rhetoric.chiasmus.rules import RULE_WEIGHTS, rule_features
+from spacy_rhetoric.chiasmus.rules import RULE_WEIGHTS
 from spacy_rhetoric.logistic import LogisticRegression
 
-DATA = Path(os.environ.get("SPACY_RHETORIC_DATA", "../shared/data"))
 FREE = (
     "punct_outer",
     "comma_outer",
@@ -55,20 +49,6 @@ GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 N_FOLDS = 5
 
 
-def table(examples):
-    """RETURNS: {feature: [n] values} of each example's first annotated candidate."""
-    rows = {name: [] for name in RULE_WEIGHTS}
-    for eg, (cand, _) in zip(examples, first_annotated(examples)):
-        values = rule_features(eg.predicted, numpy.asarray([cand], dtype=numpy.int64))
-        for name in RULE_WEIGHTS:
-            rows[name].append(float(values[name][0]))
-    return {name: numpy.asarray(v) for name, v in rows.items()}
-
-
-def score(values, weights):
-    return sum(weights[name] * values[name] for name in RULE_WEIGHTS)
-
-
 def fitted_weights(values, truth, C):
     """The rule weights with FREE fitted (folded to raw features; FIXED kept)."""
     X = numpy.stack([values[name] for name in FREE], axis=1)
@@ -82,16 +62,9 @@ def subset(values, rows):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tagger", default="en_rhetoric_base")
-    parser.add_argument("--output", type=Path, default=None)
-    args = parser.parse_args()
+    args = arguments(__doc__)
     start = time.perf_counter()
-    data = english_examples(DATA / "chiasmus-dubremetz-nivre", spacy.load(args.tagger))
-    parts = {}
-    for part in ("train", "test"):
-        truth = numpy.asarray([lab in ENGLISH_POSITIVE for _, lab in first_annotated(data[part])])
-        parts[part] = (table(data[part]), truth)
+    parts = annotated_parts(args.tagger)
     values, truth = parts["train"]
     folds = stratified_folds(list(truth), N_FOLDS, 0)
     cv = {"rules": []}
@@ -124,13 +97,8 @@ def main():
             "fitted": average_precision(score(test_values, weights), test_truth),
             "rules": average_precision(score(test_values, RULE_WEIGHTS), test_truth),
         },
-        "n_test": int(len(test_truth)),
-        "n_test_positive": int(test_truth.sum()),
-        "seconds": time.perf_counter() - start,
     }
-    print(srsly.json_dumps(result, indent=2))
-    if args.output:
-        srsly.write_json(args.output, result)
+    write(result, test_truth, start, args.output)
 
 
 if __name__ == "__main__":

@@ -33,41 +33,64 @@ CONTENT = (0.0, 2.5, 5.0, 7.5, 10.0)
 TODAY = (-10.0, 0.0)
 
 
-def feature_table(examples):
-    """[n, features] rule feature values of each example's first annotated candidate."""
-    names = list(RULE_WEIGHTS)
-    rows = []
-    for eg, (cand, _) in zip(examples, first_annotated(examples)):
-        values = rule_features(eg.predicted, numpy.asarray([cand], dtype=numpy.int64))
-        rows.append([float(values[name][0]) for name in names])
-    return names, numpy.asarray(rows)
+def annotated_parts(tagger):
+    """RETURNS: {"train", "test": ({feature: [n] values}, [n] truth)} of the Dubremetz &
+    Nivre split's annotated candidates (the first of each example), tagged by ``tagger``."""
+    data = english_examples(DATA / "chiasmus-dubremetz-nivre", spacy.load(tagger))
+    parts = {}
+    for part in ("train", "test"):
+        rows = {name: [] for name in RULE_WEIGHTS}
+        truth = []
+        for eg, (cand, label) in zip(data[part], first_annotated(data[part])):
+            values = rule_features(eg.predicted, numpy.asarray([cand], dtype=numpy.int64))
+            for name in RULE_WEIGHTS:
+                rows[name].append(float(values[name][0]))
+            truth.append(label in ENGLISH_POSITIVE)
+        parts[part] = ({n: numpy.asarray(v) for n, v in rows.items()}, numpy.asarray(truth))
+    return parts
 
 
-def scores_for(names, table, stop, content):
-    weights = {**RULE_WEIGHTS, "stop_a": stop, "stop_b": stop}
-    weights.update({"stop_content_a": content, "stop_content_b": content})
-    return table @ numpy.asarray([weights[name] for name in names])
+def score(values, weights):
+    """RETURNS: [n] rule scores of the feature values under the weights."""
+    return sum(weights[name] * values[name] for name in RULE_WEIGHTS)
+
+
+def stop_weights(stop, content):
+    return {
+        **RULE_WEIGHTS,
+        **{"stop_a": stop, "stop_b": stop, "stop_content_a": content, "stop_content_b": content},
+    }
+
+
+def arguments(doc):
+    """RETURNS: the command line of an English weights benchmark (--tagger, --output)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--tagger", default="en_rhetoric_base")
+    parser.add_argument("--output", type=Path, default=None)
+    return parser.parse_args()
+
+
+def write(result, test_truth, start, output):
+    """Add the test split's counts and the seconds taken; print; write to ``output``."""
+    result["n_test"] = int(len(test_truth))
+    result["n_test_positive"] = int(test_truth.sum())
+    result["seconds"] = time.perf_counter() - start
+    print(srsly.json_dumps(result, indent=2))
+    if output:
+        srsly.write_json(output, result)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tagger", default="en_rhetoric_base")
-    parser.add_argument("--output", type=Path, default=None)
-    args = parser.parse_args()
+    args = arguments(__doc__)
     start = time.perf_counter()
-    data = english_examples(DATA / "chiasmus-dubremetz-nivre", spacy.load(args.tagger))
-    parts = {}
-    for part in ("train", "test"):
-        labels = [label in ENGLISH_POSITIVE for _, label in first_annotated(data[part])]
-        names, table = feature_table(data[part])
-        parts[part] = (names, table, numpy.asarray(labels))
-    names, table, truth = parts["train"]
+    parts = annotated_parts(args.tagger)
+    values, truth = parts["train"]
     grid = []
     for stop in STOP:
         for content in CONTENT:
             if stop + content > 0:
                 continue
-            ap = average_precision(scores_for(names, table, stop, content), truth)
+            ap = average_precision(score(values, stop_weights(stop, content)), truth)
             grid.append({"stop": stop, "content": content, "ap_train": ap})
 
     def nearness(row):
@@ -75,7 +98,7 @@ def main():
 
     best_ap = max(row["ap_train"] for row in grid)
     chosen = min((row for row in grid if row["ap_train"] >= best_ap - 1e-9), key=nearness)
-    test_names, test_table, test_truth = parts["test"]
+    test_values, test_truth = parts["test"]
     result = {
         "tagger": args.tagger,
         "n_train": int(len(truth)),
@@ -85,18 +108,12 @@ def main():
         "ap_train": {"chosen": chosen["ap_train"], "today": scores_ap(grid, *TODAY)},
         "ap_test": {
             "chosen": average_precision(
-                scores_for(test_names, test_table, chosen["stop"], chosen["content"]),
-                test_truth,
+                score(test_values, stop_weights(chosen["stop"], chosen["content"])), test_truth
             ),
-            "today": average_precision(scores_for(test_names, test_table, *TODAY), test_truth),
+            "today": average_precision(score(test_values, stop_weights(*TODAY)), test_truth),
         },
-        "n_test": int(len(test_truth)),
-        "n_test_positive": int(test_truth.sum()),
-        "seconds": time.perf_counter() - start,
     }
-    print(srsly.json_dumps(result, indent=2))
-    if args.output:
-        srsly.write_json(args.output, result)
+    write(result, test_truth, start, args.output)
 
 
 def scores_ap(grid, stop, content):
