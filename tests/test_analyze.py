@@ -230,7 +230,7 @@ def test_nothing_available_is_explained(no_models):
         assert analyzer.parallelism is None
         assert analyzer.nlp.pipe_names == (["chiasmus_finder"] if lang != "zh" else [])
     notes = {n.component: n.detail for n in build_analyzer("de").notes}
-    assert "hand-weighted rules" in notes["chiasmus"] and "forms (no tagger)" in notes["chiasmus"]
+    assert "hand-set weights" in notes["chiasmus"] and "forms (no tagger)" in notes["chiasmus"]
     assert "model chiasmus-de not built" in notes["chiasmus"]
     assert "models build --lang de" in notes["chiasmus"]
     assert "model parallelism-xx not built" in notes["parallelism"]
@@ -256,7 +256,8 @@ def test_assembly_with_models(models_dir, no_models):
         n.component: n
         for n in build_analyzer("en", {"chiasmus-en": models_dir / "chiasmus-en"}).notes
     }
-    assert notes["chiasmus"].ran and "hand-weighted rules" in notes["chiasmus"].detail
+    assert notes["chiasmus"].ran and "rules (antimetaboles" in notes["chiasmus"].detail
+    assert "weights fitted on the Europarl training split" in notes["chiasmus"].detail
     assert "needs POS and lemmas" in notes["chiasmus"].detail
 
 

@@ -35,6 +35,7 @@ import spacy
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from ..chiasmus.calibration import HAND_SET, WEIGHTS_SOURCE
 from ..chiasmus.component import DEFAULT_REVIEW_PER_1000
 from ..corpora.latin import normalize_latin
 from ..corpora.parallelisms import get_parallelisms, set_parallelisms
@@ -318,9 +319,10 @@ def build_analyzer(
             if calibrated
             else "Europarl settings"
         )
+        weights = WEIGHTS_SOURCE.get(calibrated, HAND_SET)
         detail = (
-            "chiasmus_finder with the hand-weighted rules (antimetaboles, Dubremetz & "
-            f"Nivre's features; no training; {calibration}) on {reads}; {why}"
+            "chiasmus_finder with the rules (antimetaboles, Dubremetz & Nivre's features, "
+            f"{weights}; no training needed; {calibration}) on {reads}; {why}"
         )
         notes.append(Note(lang, "chiasmus", True, detail))
     else:

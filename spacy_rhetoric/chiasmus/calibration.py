@@ -78,6 +78,11 @@ LANGUAGE_WEIGHTS: Dict[str, Dict[str, float]] = {
     # Latin inflects: "amor ... amoris" repeats its word on forms and under a weak lemmatizer
     "la": {"stem_repetition_a": 20.0, "stem_repetition_b": 20.0},
 }
+# where a language's weights come from, as the analysis report states it
+WEIGHTS_SOURCE: Dict[str, str] = {
+    "en": "weights fitted on the Europarl training split",
+}
+HAND_SET = "hand-set weights"
 DEFAULT_PER_1000 = 1.0
 
 
