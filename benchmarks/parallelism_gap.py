@@ -16,13 +16,12 @@ seeds keeps its earlier ones.
 
 import argparse
 import json
-import math
 import statistics
 import sys
 from pathlib import Path
 from typing import Dict, List
 
-from scipy.stats import t as student_t
+from scipy.stats import ttest_ind
 
 KEYS = ("epm_p", "epm_r", "epm_f", "mwo_f")
 
@@ -38,12 +37,10 @@ def summary(values: List[float]) -> Dict[str, object]:
 
 def welch(a: List[float], b: List[float], level: float = 0.95) -> Dict[str, float]:
     """The difference of means (a - b) and its Welch t interval."""
-    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
-    se = math.sqrt(va + vb)
-    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
-    half = student_t.ppf(0.5 + level / 2, df) * se
+    test = ttest_ind(a, b, equal_var=False)
+    interval = test.confidence_interval(level)
     diff = statistics.fmean(a) - statistics.fmean(b)
-    return {"diff": diff, "low": diff - half, "high": diff + half, "df": df, "se": se}
+    return {"diff": diff, "low": interval.low, "high": interval.high, "df": float(test.df)}
 
 
 def further(paths: List[Path]) -> Dict[str, List[float]]:

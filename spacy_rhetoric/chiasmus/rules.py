@@ -45,6 +45,8 @@ POS): it runs on a blank pipeline.
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
+from spacy.attrs import IS_STOP, POS
+from spacy.symbols import IDS
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import Model
@@ -81,6 +83,7 @@ RULE_WEIGHTS: Dict[str, float] = {
     "stop_content_b": 0.0,
 }
 CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "ADV", "NUM"})
+_CONTENT_POS_IDS = numpy.asarray([IDS[pos] for pos in sorted(CONTENT_POS)], dtype=numpy.uint64)
 # the F1-optimal threshold of the score on the annotated candidates of the Dubremetz &
 # Nivre training split (benchmarks/chiasmus_rules.py)
 DEFAULT_BIAS = 0.23
@@ -125,11 +128,8 @@ def _content_stops(doc: Doc) -> numpy.ndarray:
     """[n] float32: 1 where a token is a stop word whose POS is a content word's."""
     if not doc.has_annotation("POS"):
         return numpy.zeros(len(doc), dtype="float32")
-    return numpy.fromiter(
-        (token.is_stop and token.pos_ in CONTENT_POS for token in doc),
-        dtype="float32",
-        count=len(doc),
-    )
+    columns = numpy.asarray(doc.to_array([POS, IS_STOP]), dtype=numpy.uint64).reshape(-1, 2)
+    return (numpy.isin(columns[:, 0], _CONTENT_POS_IDS) & (columns[:, 1] != 0)).astype("float32")
 
 
 def rule_scores(
