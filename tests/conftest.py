@@ -1,8 +1,15 @@
+import os
 from pathlib import Path
 
-import pytest
+# The README runs the tests in two processes (pytest-xdist, `-n 2`) on two cores: one
+# thread each, for torch here and for the CLI commands the tests start.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
 
-from spacy_rhetoric.assets import CHECKOUT_DATA, DATA_ENV, data_root
+import pytest  # noqa: E402
+
+from spacy_rhetoric.assets import CHECKOUT_DATA, DATA_ENV, data_root  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

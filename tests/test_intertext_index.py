@@ -709,3 +709,26 @@ def test_a_broken_query_encoder_in_an_index_fails_in_one_line(tmp_path):
     with pytest.raises(QueryEncoderError) as err:
         index.encode_queries(["arma virumque cano"])
     assert "cfg.json" in str(err.value) and "\n" not in str(err.value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("aeiouvjAEIVJ ,.;:-æœßÆŒ") | st.characters(), max_size=40))
+def test_latin_fold_equals_the_decomposing_definition(text):
+    """normalize_latin skips the Unicode decomposition for ASCII text (most editions):
+    the result equals the definition (NFKD, combining marks dropped, the folds) on any
+    text."""
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
+    fold = str.maketrans({"j": "i", "v": "u", "æ": "ae", "œ": "oe", "ß": "ss"})
+    assert normalize(text) == stripped.translate(fold)
+
+
+def test_stems_are_memoised_and_equal_to_the_rule():
+    from spacy_rhetoric.intertext.lexical import stem
+
+    words = ["arma", "virumque", "cano", "troiae", "primus", "oris", "fato", "profugus"]
+    first = [stem(w) for w in words]
+    assert [stem.__wrapped__(w) for w in words] == first == [stem(w) for w in words]
+    assert stem.cache_info().hits >= len(words)

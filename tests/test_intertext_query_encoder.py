@@ -84,6 +84,47 @@ def test_fit_rejects_queries_without_gold_and_rows_outside_the_index(e5_path, pa
         encoder.fit(states, [{0}, {99}], passages)
 
 
+def test_uniform_loss_weights_train_as_no_weights_and_bad_weights_fail(e5_path, passages):
+    """Per-query loss weights are a weighted mean over the batch: equal weights give
+    the unweighted training exactly; unequal ones change it."""
+    training = QueryTraining(epochs=2, batch_size=2, learning_rate=1e-4)
+    gold = [{4}, {5}, {4}, {5}]
+    results = []
+    for weights in (None, [3.0] * 4, [1.0, 8.0, 1.0, 1.0]):
+        encoder = QueryEncoder(e5_path, trainable_layers=1)
+        history = encoder.fit(
+            encoder.lower_states(QUERIES), gold, passages, training, weights=weights
+        )
+        results.append((history["losses"], encoder.encode(QUERIES)))
+    (plain, plain_vectors), (uniform, uniform_vectors), (_, skewed_vectors) = results
+    assert uniform == pytest.approx(plain, rel=1e-5)
+    assert np.allclose(uniform_vectors, plain_vectors, atol=1e-5)
+    assert not np.allclose(skewed_vectors, plain_vectors, atol=1e-5)
+    encoder = QueryEncoder(e5_path, trainable_layers=1)
+    states = encoder.lower_states(QUERIES[:2])
+    for bad in ([1.0], [1.0, 0.0], [1.0, float("nan")]):
+        with pytest.raises(ValueError, match="one positive weight per training query"):
+            encoder.fit(states, [{0}, {1}], passages, weights=bad)
+
+
+def test_lexical_miss_weights_mark_the_links_the_lexical_channel_misses():
+    from spacy_rhetoric.intertext.evaluate import lexical_miss_weights
+    from spacy_rhetoric.intertext.index import IntertextIndex
+
+    index = IntertextIndex.build([(f"s{i}", text) for i, text in enumerate(SOURCES)], dense=False)
+    text_of = {f"q{i}": text for i, text in enumerate(QUERIES)}
+    # q0-q2 quote rows 0-2 (the lexical top 1); q3's gold is made row 4, which shares no
+    # word with it; a query without gold rows gets no weight
+    gold_rows = {"q0": {0}, "q1": {1, 5}, "q2": {2}, "q3": {4}}
+    assert lexical_miss_weights(index, text_of, gold_rows, 1, 5.0) == {
+        "q0": 1.0, "q1": 1.0, "q2": 1.0, "q3": 5.0
+    }  # fmt: skip
+    # a row that shares no word is never a lexical candidate, however deep the pool
+    deep = lexical_miss_weights(index, {**text_of, "q4": "nihil"}, gold_rows, 6, 5.0)
+    assert "q4" not in deep and deep["q3"] == 5.0
+    assert lexical_miss_weights(index, text_of, {"q3": {3}}, 1, 5.0) == {"q3": 1.0}
+
+
 def test_query_encoder_round_trips(e5_path, passages, tmp_path):
     encoder = QueryEncoder(e5_path, trainable_layers=1)
     states = encoder.lower_states(QUERIES)

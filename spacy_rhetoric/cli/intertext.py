@@ -391,6 +391,12 @@ def intertext_evaluate_cli(
         50.0, "--query-scale", help="--encoder query: inverse temperature of the loss"
     ),
     query_lr: float = Opt(3e-5, "--query-lr", help="--encoder query: learning rate"),
+    query_miss_weight: float = Opt(
+        1.0,
+        "--query-miss-weight",
+        help="--encoder query: loss weight of a training query whose gold rows are not in "
+        "the lexical channel's top candidates (1: all queries alike)",
+    ),
     depth: int = Opt(
         100,
         "--depth",
@@ -405,6 +411,8 @@ def intertext_evaluate_cli(
     from ..intertext.evaluate import evaluate
     from ..intertext.query_encoder import QueryTraining
 
+    if not query_miss_weight > 0:
+        msg.fail(f"--query-miss-weight must be positive, got {query_miss_weight}", exits=1)
     set_torch_threads()
     np.random.seed(seed)
     start = time.perf_counter()
@@ -426,7 +434,11 @@ def intertext_evaluate_cli(
             model=model,
             max_seq_length=max_seq_length,
             query_training=QueryTraining(
-                query_epochs, learning_rate=query_lr, scale=query_scale, seed=seed
+                query_epochs,
+                learning_rate=query_lr,
+                scale=query_scale,
+                seed=seed,
+                miss_weight=query_miss_weight,
             ),
             query_layers=query_layers,
             depth=depth,

@@ -16,8 +16,10 @@ def normalize_latin(text: str) -> str:
     text (str): the text.
     RETURNS (str): the folded text.
     """
-    text = unicodedata.normalize("NFKD", text.lower())
-    text = "".join(c for c in text if not unicodedata.combining(c))
+    text = text.lower()
+    if not text.isascii():  # ASCII has no diacritics and is its own NFKD form
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(c for c in text if not unicodedata.combining(c))
     return text.translate(_FOLD)
 
 

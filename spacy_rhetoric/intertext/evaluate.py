@@ -128,6 +128,7 @@ class Record:
     eval_gold: Dict[Tuple[int, str], List[Set[int]]] = field(default_factory=dict)
     dense_weights: List[float] = field(default_factory=list)
     fusion_ks: List[float] = field(default_factory=list)
+    query_misses: Optional[int] = None  # queries weighted up in the query encoder's loss
     timings: Dict[str, float] = field(
         default_factory=lambda: {
             "finetune_s": 0.0,
@@ -311,6 +312,8 @@ def protocol_scores(record: Record, settings: ProtocolSettings, n_sources: int) 
             result[f"cross_encoder@{k}"] = scores
     result["dense_weights"] = record.dense_weights
     result["fusion_ks"] = record.fusion_ks
+    if record.query_misses is not None:
+        result["query_lexical_misses"] = record.query_misses
     result["timings"] = record.timings
     return result
 
@@ -343,7 +346,7 @@ def run_protocol(
     record = Record(settings.ks)
     cache = SearchCache(pool)
     timings = record.timings
-    query_encoder, states = None, {}
+    query_encoder, states, miss_weights = None, {}, None
     if settings.encoder_mode == "query":
         if base_index is None:
             start = time.perf_counter()
@@ -352,6 +355,11 @@ def run_protocol(
             timings["index_s"] += time.perf_counter() - start
         query_encoder, states = _query_states(bench, settings, base_index, timings)
         gold_rows = {q: set().union(*items) for q, items in gold.items()}
+        if settings.query_training.miss_weight != 1.0:
+            miss_weights = lexical_miss_weights(
+                base_index, text_of, gold_rows, pool, settings.query_training.miss_weight
+            )
+            record.query_misses = sum(w != 1.0 for w in miss_weights.values())
     for f in settings.folds if settings.folds is not None else range(N_FOLDS):
         fold = split_fold(bench, by_fold, f, settings.protocol, link_rows)
         index = fold_index(bench, settings, fold, base_index, timings)
@@ -361,7 +369,7 @@ def run_protocol(
         if query_encoder is not None:
             vectors = crossfit_vectors(
                 query_encoder, states, by_fold, gold_rows, f, index.embeddings,
-                settings.query_training, timings,
+                settings.query_training, timings, miss_weights,
             )  # fmt: skip
             cache = SearchCache(pool)  # every fold has its own query vectors
         start = time.perf_counter()
@@ -403,6 +411,29 @@ def run_protocol(
             f"{len(fold.test)} test queries"
         )
     return protocol_scores(record, settings, len(bench.source_ids))
+
+
+def lexical_miss_weights(
+    index: IntertextIndex,
+    text_of: Dict[str, str],
+    gold_rows: Dict[str, Set[int]],
+    pool: int,
+    weight: float,
+) -> Dict[str, float]:
+    """The query encoder's loss weights (``QueryTraining.miss_weight``): ``weight`` for
+    a query none of whose gold rows the lexical channel ranks in its top ``pool`` (the
+    links only the dense channel can bring to the reranker), 1 for the others. Lexical
+    ranks do not depend on the fold (the full pool's index is the same for every fold),
+    and only training queries' weights are ever used.
+
+    RETURNS (Dict[str, float]): query -> weight, for every query with gold rows.
+    """
+    queries = [q for q in text_of if gold_rows.get(q)]
+    found = index.search([text_of[q] for q in queries], pool, pool, None, ("lexical",))
+    return {
+        q: 1.0 if gold_rows[q] & {c.row for c in hits} else float(weight)
+        for q, hits in zip(queries, found)
+    }
 
 
 def _query_states(

@@ -22,6 +22,7 @@ verse line's.
 """
 
 import re
+from functools import lru_cache
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -52,9 +53,13 @@ def forms(text: str) -> List[str]:
     return _WORD.findall(normalize_latin(text))
 
 
+@lru_cache(maxsize=1 << 18)
 def stem(form: str) -> str:
     """form (str): a normalised word form.
     RETURNS (str): its stem (ending stripped, truncated to STEM_LENGTH letters).
+
+    Memoised (a bounded cache): the reranker's features stem every candidate's words
+    for every query that retrieves it.
     """
     for ending in _ENDINGS:
         if form.endswith(ending) and len(form) - len(ending) >= 3:
@@ -137,6 +142,9 @@ class LexicalIndex:
         )
         n = max(1, self.matrix.shape[0])
         self.idf = np.log((n + 1) / (self.df + 0.5)).astype(np.float32)
+        # term_idf runs per word of every candidate pair: Python floats, not array reads
+        self._idf_values = self.idf.tolist()
+        self._unseen_idf = float(np.log((n + 1) / 0.5))
         lengths = np.asarray(self.matrix.sum(axis=1)).ravel().astype(np.float32)
         mean = float(lengths.mean()) if lengths.size else 1.0
         self.norm = (1.0 - length_norm + length_norm * lengths / max(mean, 1.0)).astype(np.float32)
@@ -204,8 +212,7 @@ class LexicalIndex:
     def term_idf(self, term: str) -> float:
         """The idf of a term (terms unseen in the sources get the maximum idf)."""
         i = self.vocab.get(term)
-        n = max(1, self.matrix.shape[0])
-        return float(self.idf[i]) if i is not None else float(np.log((n + 1) / 0.5))
+        return self._idf_values[i] if i is not None else self._unseen_idf
 
     def query_matrix(self, texts: Sequence[str]) -> sparse.csr_matrix:
         """texts (Sequence[str]): query texts.

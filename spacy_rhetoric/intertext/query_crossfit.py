@@ -26,10 +26,15 @@ def _train_and_encode(
     encode: Sequence[str],
     passages: np.ndarray,
     training: QueryTraining,
+    weights: Optional[Dict[str, float]] = None,
 ) -> Dict[str, np.ndarray]:
     encoder.reset()
     encoder.fit(
-        [states[q] for q in train], [gold_rows.get(q, set()) for q in train], passages, training
+        [states[q] for q in train],
+        [gold_rows.get(q, set()) for q in train],
+        passages,
+        training,
+        weights=[weights.get(q, 1.0) for q in train] if weights is not None else None,
     )
     vectors = encoder.encode(list(encode), [states[q] for q in encode])
     return dict(zip(encode, vectors))
@@ -42,8 +47,10 @@ def out_of_fold_vectors(
     gold_rows: Dict[str, Set[int]],
     passages: np.ndarray,
     training: QueryTraining,
+    weights: Optional[Dict[str, float]] = None,
 ) -> Dict[str, np.ndarray]:
-    """Each fold's queries encoded by an encoder trained on the other folds' links.
+    """Each fold's queries encoded by an encoder trained on the other folds' links
+    (``weights``: query -> its weight in the loss, default 1).
 
     RETURNS (Dict[str, np.ndarray]): query -> unit vector, for every query of the folds.
     """
@@ -51,7 +58,9 @@ def out_of_fold_vectors(
     for held in range(len(by_fold)):
         train = [q for f, queries in enumerate(by_fold) if f != held for q in queries]
         vectors.update(
-            _train_and_encode(encoder, states, train, gold_rows, by_fold[held], passages, training)
+            _train_and_encode(
+                encoder, states, train, gold_rows, by_fold[held], passages, training, weights
+            )
         )
     return vectors
 
@@ -77,6 +86,7 @@ def crossfit_vectors(
     passages: np.ndarray,
     training: QueryTraining,
     timings: Optional[Dict[str, float]] = None,
+    weights: Optional[Dict[str, float]] = None,
 ) -> Dict[str, np.ndarray]:
     """Every query's vector for one test fold (see the module docstring).
 
@@ -88,6 +98,7 @@ def crossfit_vectors(
     passages (np.ndarray): the index's unit vectors.
     training (QueryTraining): the training settings.
     timings (Optional[Dict[str, float]]): ``query_encoder_s`` is added to it.
+    weights (Optional[Dict[str, float]]): query -> its weight in the loss (default 1).
     RETURNS (Dict[str, np.ndarray]): query -> unit vector, for every query of every fold.
     """
     _check_grouped(by_fold)
@@ -95,9 +106,11 @@ def crossfit_vectors(
     others = [by_fold[f] for f in range(len(by_fold)) if f != test_fold]
     train = [q for queries in others for q in queries]
     vectors = _train_and_encode(
-        encoder, states, train, gold_rows, by_fold[test_fold], passages, training
+        encoder, states, train, gold_rows, by_fold[test_fold], passages, training, weights
     )
-    vectors.update(out_of_fold_vectors(encoder, states, others, gold_rows, passages, training))
+    vectors.update(
+        out_of_fold_vectors(encoder, states, others, gold_rows, passages, training, weights)
+    )
     if timings is not None:
         timings["query_encoder_s"] = timings.get("query_encoder_s", 0.0) + (
             time.perf_counter() - start

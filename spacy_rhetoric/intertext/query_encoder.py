@@ -42,6 +42,9 @@ class QueryTraining:
     learning_rate (float): AdamW learning rate of the adapted layers.
     scale (float): the inverse temperature of the softmax over the index's rows.
     seed (int): shuffling, dropout and initialisation seed.
+    miss_weight (float): the weight in the loss of a training query that the lexical
+        channel misses (none of its gold rows in the lexical top candidates; the caller
+        gives each query's weight to ``fit``); 1: every query counts alike.
     """
 
     epochs: int = 4
@@ -49,6 +52,7 @@ class QueryTraining:
     learning_rate: float = 3e-5
     scale: float = 50.0
     seed: int = 0
+    miss_weight: float = 1.0
 
 
 def _length_batches(
@@ -215,6 +219,7 @@ class QueryEncoder:
         passages: Union[np.ndarray, Any],
         training: QueryTraining = QueryTraining(),
         log=None,
+        weights: Optional[Sequence[float]] = None,
     ) -> Dict[str, Any]:
         """Adapt the top layers so each query ranks its gold rows first in ``passages``.
 
@@ -224,10 +229,16 @@ class QueryEncoder:
         passages (np.ndarray): (n_rows, dim) unit vectors of the index (float16 is fine).
         training (QueryTraining): the settings.
         log (Callable[[str], None]): receives a line per epoch.
+        weights (Optional[Sequence[float]]): per query, its weight in a batch's loss
+            (the weighted mean over the batch; default: 1 for every query).
         RETURNS (Dict[str, Any]): the mean loss per epoch, steps and seconds.
         """
         import torch
 
+        if weights is not None and (
+            len(weights) != len(gold) or any(not w > 0 for w in weights)
+        ):
+            raise ValueError("query encoder: need one positive weight per training query")
         keep = [i for i, rows in enumerate(gold) if rows]
         if not keep:
             raise ValueError("query encoder: no training query has a gold row in the index")
@@ -255,7 +266,12 @@ class QueryEncoder:
                 for j, i in enumerate(idx):
                     rows = torch.as_tensor(sorted(gold[i]))
                     positive[j, rows] = logits[j, rows]
-                loss = (torch.logsumexp(logits, 1) - torch.logsumexp(positive, 1)).mean()
+                per_query = torch.logsumexp(logits, 1) - torch.logsumexp(positive, 1)
+                if weights is None:
+                    loss = per_query.mean()
+                else:
+                    w = torch.as_tensor([float(weights[i]) for i in idx])
+                    loss = (w * per_query).sum() / w.sum()
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
