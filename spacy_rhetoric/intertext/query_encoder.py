@@ -235,9 +235,7 @@ class QueryEncoder:
         """
         import torch
 
-        if weights is not None and (
-            len(weights) != len(gold) or any(not w > 0 for w in weights)
-        ):
+        if weights is not None and (len(weights) != len(gold) or any(not w > 0 for w in weights)):
             raise ValueError("query encoder: need one positive weight per training query")
         keep = [i for i, rows in enumerate(gold) if rows]
         if not keep:
