@@ -156,14 +156,19 @@ def test_crossfitting_never_trains_on_the_queries_it_encodes(monkeypatch):
     gold = {q: {i} for i, q in enumerate(q for fold in by_fold for q in fold)}
     calls = []
 
-    def fake(encoder, states, train, gold_rows, encode, passages, training):
+    weights = {"q0a": 4.0}
+
+    def fake(encoder, states, train, gold_rows, encode, passages, training, given=None):
+        assert given is weights  # every encoder, outer and inner, gets the loss weights
         calls.append((set(train), list(encode)))
         return {q: np.zeros(2, dtype=np.float32) for q in encode}
 
     monkeypatch.setattr(query_crossfit, "_train_and_encode", fake)
     for test_fold in range(5):
         calls.clear()
-        vectors = crossfit_vectors(None, {}, by_fold, gold, test_fold, None, QueryTraining())
+        vectors = crossfit_vectors(
+            None, {}, by_fold, gold, test_fold, None, QueryTraining(), weights=weights
+        )
         assert set(vectors) == set(gold)
         assert len(calls) == 5
         test_queries = set(by_fold[test_fold])
