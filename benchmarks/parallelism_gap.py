@@ -12,6 +12,10 @@ seeds keeps its earlier ones.
         --earlier benchmarks/results/parallelism_transfer_scan.json \\
         --la asp-me5-latinv-scan --joint joint-me5-scan --la-seeds 3,4,5 \\
         --output benchmarks/results/parallelism_gap.json
+
+With ``--joint-recipe NAME`` the joint head's cells hold only the seeds of that other
+recipe (``--joint-seeds``, score files of run NAME), measured against the monolingual
+heads' earlier and further seeds: a changed joint recipe against the same baseline.
 """
 
 import argparse
@@ -62,6 +66,11 @@ def main() -> None:
     parser.add_argument("--joint", required=True, help="the joint seeds' run name")
     parser.add_argument("--la-seeds", default="", help="the Latin head's further seeds")
     parser.add_argument("--joint-seeds", default="", help="the joint head's further seeds")
+    parser.add_argument(
+        "--joint-recipe",
+        default=None,
+        help="another joint run: its --joint-seeds replace the earlier joint seeds",
+    )
     parser.add_argument("--metrics", type=Path, default=Path("metrics"))
     parser.add_argument("--output", type=Path, required=True)
     args = parser.parse_args()
@@ -69,7 +78,11 @@ def main() -> None:
     if earlier["runs"]["la"] != args.la or earlier["runs"]["joint"] != args.joint:
         sys.exit(f"parallelism_gap: {args.earlier} holds runs {earlier['runs']}, not these")
     la_seeds, joint_seeds = seed_list(args.la_seeds), seed_list(args.joint_seeds)
-    clash = sorted(set(la_seeds + joint_seeds) & set(earlier["seeds"]))
+    if args.joint_recipe and not joint_seeds:
+        sys.exit("parallelism_gap: --joint-recipe needs --joint-seeds")
+    # a changed joint recipe's seeds are its own; the same recipe's must be new ones
+    further_seeds = la_seeds + ([] if args.joint_recipe else joint_seeds)
+    clash = sorted(set(further_seeds) & set(earlier["seeds"]))
     if clash:
         sys.exit(f"parallelism_gap: seeds {clash} are already in {args.earlier}")
     m = args.metrics
@@ -79,19 +92,22 @@ def main() -> None:
             la_seeds,
             further([m / f"parallelism-{args.la}-seed{s}-test.json" for s in la_seeds]),
         )
+    joint_run = args.joint_recipe or args.joint
     if joint_seeds:
         for corpus in ("asp", "pse"):
-            paths = [
-                m / f"parallelism-{args.joint}-seed{s}-test-{corpus}.json" for s in joint_seeds
-            ]
+            paths = [m / f"parallelism-{joint_run}-seed{s}-test-{corpus}.json" for s in joint_seeds]
             new[f"joint-on-{corpus}"] = (joint_seeds, further(paths))
     table = {}
     for cell, old in earlier["table"].items():
         seeds, added = new.get(cell, ([], {}))
+        replaced = bool(args.joint_recipe) and cell.startswith("joint-")
+        kept = [] if replaced else earlier["seeds"]
         table[cell] = {
-            key: summary(old[key]["values"] + added.get(key, [])) for key in KEYS if key in old
+            key: summary(([] if replaced else old[key]["values"]) + added.get(key, []))
+            for key in KEYS
+            if key in old
         }
-        table[cell]["seeds"] = earlier["seeds"] + seeds
+        table[cell]["seeds"] = kept + seeds
     gaps = {
         "asp": welch(
             table["joint-on-asp"]["epm_f"]["values"], table["la-on-asp"]["epm_f"]["values"]
@@ -101,7 +117,7 @@ def main() -> None:
         ),
     }
     result = {
-        "runs": earlier["runs"],
+        "runs": {**earlier["runs"], "joint": joint_run},
         "earlier": str(args.earlier),
         "earlier_seeds": earlier["seeds"],
         "further_seeds": {"la": la_seeds, "joint": joint_seeds},
