@@ -21,7 +21,6 @@ Writes benchmarks/results/encoder_profile_NAME.json. Run on an otherwise idle ma
 """
 
 import argparse
-import copy
 import functools
 import json
 import platform
@@ -104,10 +103,9 @@ def main() -> None:
         parser.error("--pipeline and --gold go together")
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    full = AutoModel.from_pretrained(str(encoder_path())).eval()
-    if not 1 <= args.layers <= len(full.encoder.layer):
-        parser.error(f"--layers must be 1..{len(full.encoder.layer)}")
-    model = copy.deepcopy(full)
+    model = AutoModel.from_pretrained(str(encoder_path())).eval()
+    if not 1 <= args.layers <= len(model.encoder.layer):
+        parser.error(f"--layers must be 1..{len(model.encoder.layer)}")
     model.encoder.layer = model.encoder.layer[: args.layers]
     config = model.config
     hidden, inner = config.hidden_size, config.intermediate_size
