@@ -2,7 +2,10 @@
 well-known parallelisms in English and German (``benchmarks/data/parallelisms_famous.json``,
 20 English and 10 German passages; never used to train, choose or tune), and how many
 parallelisms does it report per 1,000 tokens of running text (UD English-EWT test, UD
-German-LIT test; ten sentences a doc), where few are expected?
+German-LIT test; ten sentences a doc), where few are expected? With ``--reports`` each
+running-text report is written with its context to a file of its own, for judging by hand
+(``benchmarks/parallelism_judge.py``; kept out of the results, since UD German-LIT is
+CC BY-NC-SA).
 
 Each text is tokenized by spaCy's tokenizer for its language and read by the model as a
 whole. A passage counts as found when one predicted parallelism overlaps at least two of
@@ -111,14 +114,42 @@ def running(nlp, lang: str, data_dir: Path) -> Dict:
     docs = list(nlp.pipe(tokenized(nlp, lang, texts)))
     seconds = time.perf_counter() - start
     tokens = sum(len(doc) for doc in docs)
-    found = sum(len(get_parallelisms(doc)) for doc in docs)
+    reports = [
+        report(doc, i, parallelism.offsets)
+        for i, doc in enumerate(docs)
+        for parallelism in get_parallelisms(doc)
+    ]
     return {
         "corpus": RUNNING[lang],
         "docs": len(docs),
         "tokens": tokens,
-        "parallelisms": found,
-        "per_1000_tokens": 1000 * found / max(1, tokens),
+        "parallelisms": len(reports),
+        "per_1000_tokens": 1000 * len(reports) / max(1, tokens),
         "tokens_per_second": tokens / max(seconds, 1e-9),
+        "reports": reports,
+    }
+
+
+def report(doc: Doc, index: int, offsets: Sequence[Branch], context: int = 12) -> Dict:
+    """One predicted parallelism of running text as a reader judges it: its branches and
+    the words around them, each branch in [brackets] (``benchmarks/parallelism_judge.py``)."""
+    start = max(0, offsets[0][0] - context)
+    end = min(len(doc), max(e for _, e in offsets) + context)
+    opens = {s for s, _ in offsets}
+    closes = {e for _, e in offsets}
+    words = []
+    for i in range(start, end):
+        word = doc[i].text
+        if i in opens:
+            word = "[" + word
+        if i + 1 in closes:
+            word += "]"
+        words.append(word)
+    return {
+        "doc": index,
+        "offsets": [list(o) for o in offsets],
+        "branches": [doc[s:e].text for s, e in offsets],
+        "context": " ".join(words),
     }
 
 
@@ -129,6 +160,9 @@ def main() -> None:
     default_data = os.environ.get("SPACY_RHETORIC_DATA", REPO.parent / "shared" / "data")
     parser.add_argument("--data", type=Path, default=Path(default_data))
     parser.add_argument("--output", type=Path, required=True)
+    parser.add_argument(
+        "--reports", type=Path, default=None, help="write the running-text reports here"
+    )
     args = parser.parse_args()
     items = srsly.read_json(REPO / "benchmarks" / "data" / "parallelisms_famous.json")
     nlp = spacy.load(args.model)
@@ -144,9 +178,18 @@ def main() -> None:
             f"branch recall {famous_['branch_recall']:.2f}; running text "
             f"{result['languages'][lang]['running_text']['per_1000_tokens']:.2f} per 1,000 tokens"
         )
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, indent=2, ensure_ascii=False))
-    print(f"wrote {args.output}")
+    reports = {"model": args.model, "languages": {}}
+    for lang, parts in result["languages"].items():
+        running_ = parts["running_text"]
+        reports["languages"][lang] = {
+            "tokens": running_["tokens"],
+            "reports": running_.pop("reports"),
+        }
+    for path, data in ((args.output, result), (args.reports, reports)):
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(data, indent=2, ensure_ascii=False))
+            print(f"wrote {path}")
 
 
 if __name__ == "__main__":

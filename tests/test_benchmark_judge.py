@@ -1,0 +1,74 @@
+"""The blind judging of running-text parallelism reports (benchmarks/parallelism_judge.py):
+reports pooled across models, a sheet that names no model, every report counted for each
+model that made it."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "parallelism_judge.py"
+
+
+@pytest.fixture(scope="module")
+def judge():
+    spec = importlib.util.spec_from_file_location("parallelism_judge", PATH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _result(reports_by_lang):
+    """A ``parallelism_famous.py --reports`` file."""
+    return {
+        "languages": {
+            lang: {
+                "tokens": 2000,
+                "reports": [
+                    {
+                        "doc": doc,
+                        "offsets": offsets,
+                        "branches": [f"b{s}" for s, _ in offsets],
+                        "context": f"doc {doc}",
+                    }
+                    for doc, offsets in reports
+                ],
+            }
+            for lang, reports in reports_by_lang.items()
+        }
+    }
+
+
+def test_pool_shares_reports_and_hides_models(judge):
+    shared = (0, [[1, 3], [4, 6]])
+    a = _result({"en": [shared, (1, [[0, 2], [3, 5]])], "de": [(0, [[2, 4], [5, 7]])]})
+    b = _result({"en": [shared, (2, [[0, 1], [2, 3]])], "de": []})
+    sheet, key = judge.pool({"a": a, "b": b}, seed=0)
+    assert len(sheet) == 4  # the shared report is one item
+    assert all(set(item) == {"id", "lang", "context", "branches"} for item in sheet)
+    models = sorted(tuple(item["models"]) for item in key["items"].values())
+    assert models == [("a",), ("a",), ("a", "b"), ("b",)]
+    again, _ = judge.pool({"a": a, "b": b}, seed=0)
+    assert again == sheet
+
+
+def test_score_counts_each_models_reports(judge):
+    a = _result({"en": [(0, [[1, 3], [4, 6]]), (1, [[0, 2], [3, 5]])]})
+    b = _result({"en": [(0, [[1, 3], [4, 6]])]})
+    sheet, key = judge.pool({"a": a, "b": b}, seed=1)
+    shared = next(i for i, item in key["items"].items() if len(item["models"]) == 2)
+    labels = {int(i): ("right" if i == shared else "wrong") for i in key["items"]}
+    scores = judge.score(key, labels)
+    assert scores["a"]["en"]["reports"] == 2 and scores["a"]["en"]["right"] == 1
+    assert scores["a"]["en"]["precision_right"] == 0.5
+    assert scores["b"]["en"]["precision_right"] == 1.0
+    assert scores["b"]["en"]["right_per_1000_tokens"] == 0.5
+
+
+def test_score_refuses_missing_or_unknown_labels(judge):
+    a = _result({"en": [(0, [[1, 3], [4, 6]]), (1, [[0, 2], [3, 5]])]})
+    _, key = judge.pool({"a": a}, seed=0)
+    with pytest.raises(ValueError, match="1 items not judged"):
+        judge.score(key, {0: "right"})
+    with pytest.raises(ValueError, match="labels not in"):
+        judge.score(key, {0: "right", 1: "maybe"})
