@@ -2,8 +2,9 @@
 well-known parallelisms in English and German (``benchmarks/data/parallelisms_famous.json``,
 20 English and 10 German passages; never used to train, choose or tune), and how many
 parallelisms does it report per 1,000 tokens of running text (UD English-EWT test, UD
-German-LIT test; ten sentences a doc), where few are expected? With ``--reports`` each
-running-text report is written with its context to a file of its own, for judging by hand
+German-LIT test, or the files of ``--running``; ten sentences a doc), where few are
+expected? With ``--reports`` each running-text report is written with its context to a
+file of its own, for judging by hand
 (``benchmarks/parallelism_judge.py``; kept out of the results, since UD German-LIT is
 CC BY-NC-SA).
 
@@ -22,7 +23,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import spacy
 import srsly
@@ -108,8 +109,23 @@ def famous(nlp, lang: str, items: List[Dict]) -> Dict:
     }
 
 
-def running(nlp, lang: str, data_dir: Path) -> Dict:
-    texts = [doc.text for doc in running_text([data_dir / RUNNING[lang]], nlp.vocab)]
+def running_corpora(spec: Optional[str]) -> Dict[str, str]:
+    """The running text of each language: the defaults, with ``spec`` (``LANG=PATH,...``,
+    paths under the data folder) replacing some.
+
+    RAISES ValueError: a part of ``spec`` that is not LANG=PATH.
+    """
+    corpora = dict(RUNNING)
+    for pair in filter(None, (spec or "").split(",")):
+        lang, sep, path = pair.partition("=")
+        if not sep or not lang.strip() or not path.strip():
+            raise ValueError(f"--running takes LANG=PATH pairs, got {pair!r}")
+        corpora[lang.strip()] = path.strip()
+    return corpora
+
+
+def running(nlp, lang: str, data_dir: Path, corpus: str) -> Dict:
+    texts = [doc.text for doc in running_text([data_dir / corpus], nlp.vocab)]
     start = time.perf_counter()
     docs = list(nlp.pipe(tokenized(nlp, lang, texts)))
     seconds = time.perf_counter() - start
@@ -120,7 +136,7 @@ def running(nlp, lang: str, data_dir: Path) -> Dict:
         for parallelism in get_parallelisms(doc)
     ]
     return {
-        "corpus": RUNNING[lang],
+        "corpus": corpus,
         "docs": len(docs),
         "tokens": tokens,
         "parallelisms": len(reports),
@@ -161,16 +177,26 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path(default_data))
     parser.add_argument("--output", type=Path, required=True)
     parser.add_argument(
+        "--running",
+        default=None,
+        help="the running text per language instead of the default, as LANG=PATH,... "
+        "(CoNLL-U paths under --data)",
+    )
+    parser.add_argument(
         "--reports", type=Path, default=None, help="write the running-text reports here"
     )
     args = parser.parse_args()
+    try:
+        corpora = running_corpora(args.running)
+    except ValueError as err:
+        parser.error(str(err))
     items = srsly.read_json(REPO / "benchmarks" / "data" / "parallelisms_famous.json")
     nlp = spacy.load(args.model)
     result = {"model": args.model, "languages": {}}
     for lang in args.langs.split(","):
         result["languages"][lang] = {
             "famous": famous(nlp, lang, items[lang]),
-            "running_text": running(nlp, lang, args.data),
+            "running_text": running(nlp, lang, args.data, corpora[lang]),
         }
         famous_ = result["languages"][lang]["famous"]
         print(

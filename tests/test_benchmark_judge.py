@@ -72,3 +72,25 @@ def test_score_refuses_missing_or_unknown_labels(judge):
         judge.score(key, {0: "right"})
     with pytest.raises(ValueError, match="labels not in"):
         judge.score(key, {0: "right", 1: "maybe"})
+
+
+@pytest.fixture(scope="module")
+def famous():
+    path = PATH.with_name("parallelism_famous.py")
+    spec = importlib.util.spec_from_file_location("parallelism_famous", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_running_text_can_be_named_per_language(famous):
+    corpora = famous.running_corpora("en=ud/a.conllu, de=ud/b.conllu")
+    assert corpora == {"en": "ud/a.conllu", "de": "ud/b.conllu"}
+    assert famous.running_corpora(None) == famous.RUNNING
+    assert famous.running_corpora("de=x.conllu")["en"] == famous.RUNNING["en"]
+
+
+@pytest.mark.parametrize("spec", ["en", "en=", "=x.conllu", "en=a.conllu,de"])
+def test_a_malformed_running_text_fails_in_one_line(famous, spec):
+    with pytest.raises(ValueError, match="LANG=PATH"):
+        famous.running_corpora(spec)
