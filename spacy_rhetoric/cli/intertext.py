@@ -56,6 +56,16 @@ def _read_segments(path: Path, authors: Optional[str]) -> List[Tuple[str, str]]:
         msg.fail(str(err), exits=1)
 
 
+def _char_ngrams(spec: str) -> Optional[Tuple[int, int]]:
+    """``--chars LO-HI`` as (lo, hi); empty: None. Anything else fails in one line."""
+    if not spec.strip():
+        return None
+    lo, sep, hi = spec.strip().partition("-")
+    if sep and lo.isdigit() and hi.isdigit() and 1 <= int(lo) <= int(hi) <= 10:
+        return int(lo), int(hi)
+    msg.fail(f"--chars takes LO-HI with 1 <= LO <= HI <= 10 (e.g. 3-5), got '{spec}'", exits=1)
+
+
 @intertext_app.command("index")
 def intertext_index_cli(
     source: Path = Arg(
@@ -86,6 +96,12 @@ def intertext_index_cli(
         help="Dense channel: also encode the sentences of the segments --split-words splits "
         "(a section then matches by its best sentence, as in the lexical channel)",
     ),
+    chars: str = Opt(
+        "",
+        "--chars",
+        help="Lexical channel: also rank by the character n-grams of the words, LO-HI "
+        "(e.g. 3-5), fused with the stems' ranking (empty: stems only)",
+    ),
     stats: Optional[Path] = Opt(None, "--stats", help="Write the summary (timings) as JSON here"),
     as_json: bool = Opt(False, "--json", help="Print the summary as JSON"),
 ) -> None:
@@ -94,6 +110,7 @@ def intertext_index_cli(
     from ..intertext.null import NULL_KEY, estimate_null_threshold
 
     set_torch_threads()
+    ngrams = _char_ngrams(chars)
     segments = _read_segments(source, authors)
     start = time.perf_counter()
     try:
@@ -107,6 +124,7 @@ def intertext_index_cli(
             progress=on_terminal(),
             split_words=split_words if split_words > 0 else None,
             dense_units=dense_units,
+            chars=ngrams,
         )
     except ValueError as err:  # duplicate ids, --dense-units without what it needs
         msg.fail(str(err), exits=1)

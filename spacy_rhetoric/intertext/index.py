@@ -18,6 +18,11 @@ are computed for every candidate of the union, and the candidates are ranked by
 weighted reciprocal rank fusion ``sum_c w_c / (rrf_k + rank_c)`` (a channel that did
 not return a candidate counts it at rank ``pool``).
 
+With ``chars`` (``intertext index --chars 3-5``) the lexical channel ranks by its stems'
+ranking fused with a ranking by the character n-grams of the words (``chars.py``; built
+from the segments' texts when first searched, nothing more on disk); a candidate's
+lexical score stays its stems' shared rarity.
+
 With ``dense_units`` the dense channel, like the lexical one with ``split_words``, also
 scores a long segment (a prose section) by its sentences: its similarity is the best of
 its whole vector's (the first ``max_seq_length`` word pieces) and its sentences'. The
@@ -46,6 +51,7 @@ import numpy as np
 import srsly
 
 from ..corpora.util import CorpusFormatError
+from .chars import CharIndex, fuse_rankings
 from .dense import (
     PASSAGE_PROMPT,
     QUERY_PROMPT,
@@ -113,6 +119,14 @@ class IntertextIndex:
         # ``dense_units``: sentence vectors of the long segments and the row of each
         self.unit_embeddings: Optional[np.ndarray] = None
         self.unit_rows: Optional[np.ndarray] = None
+        self._chars: Optional[CharIndex] = None  # ``chars``: built when first searched
+
+    @property
+    def chars(self) -> Optional[CharIndex]:
+        """The character n-grams of the lexical channel (``cfg["chars"]``), or None."""
+        if self._chars is None and self.cfg.get("chars"):
+            self._chars = CharIndex.build(self.texts, tuple(self.cfg["chars"]))
+        return self._chars
 
     def set_dense_units(self, unit_embeddings: np.ndarray, unit_rows: np.ndarray) -> None:
         """Give the dense channel sentence vectors of long segments (see the module
@@ -250,6 +264,7 @@ class IntertextIndex:
         progress: bool = False,
         split_words: Optional[int] = None,
         dense_units: bool = False,
+        chars: Optional[Tuple[int, int]] = None,
     ) -> "IntertextIndex":
         """Build an index from source segments.
 
@@ -270,6 +285,8 @@ class IntertextIndex:
             their sentences (``lexical.segment_units``); None: every segment whole.
         dense_units (bool): the dense channel also encodes the sentences of those
             segments (``add_dense_units``; needs ``split_words`` and ``dense``).
+        chars (Optional[Tuple[int, int]]): the shortest and longest character n-gram
+            of the lexical channel's second ranking (``chars.py``); None: stems only.
         RETURNS (IntertextIndex): the index.
         """
         if dense_units and not (dense and split_words is not None):
@@ -316,9 +333,14 @@ class IntertextIndex:
             "weights": list(weights),
             "rrf_k": rrf_k,
             "split_words": split_words,
+            "chars": list(chars) if chars else None,
             "build_timings": timings,
         }
         index = cls(ids, texts, lexical, embeddings, cfg, encoder)
+        if chars:
+            start = time.perf_counter()
+            index._chars = CharIndex.build(texts, chars)
+            timings["chars_s"] = time.perf_counter() - start
         if dense_units:
             start = time.perf_counter()
             index.add_dense_units(batch_size, progress)
@@ -457,7 +479,13 @@ class IntertextIndex:
         # deep enough that ``pool`` rows of each channel remain once a query's excluded
         # rows are taken out
         depth = min(n, pool + max((len(e) for e in exclude), default=0)) if exclude else pool
-        lex_hits = self.lexical.search(texts, depth)
+        lex_ranked = [rows for rows, _ in self.lexical.search(texts, depth)]
+        if self.chars is not None and "lexical" in channels:
+            char_hits = self.chars.search(texts, depth)
+            lex_ranked = [
+                fuse_rankings(rows, char_rows, depth)
+                for rows, (char_rows, _) in zip(lex_ranked, char_hits)
+            ]
         dense_hits: List[Tuple[np.ndarray, np.ndarray]] = []
         q_vectors = None
         if use_dense:
@@ -477,7 +505,7 @@ class IntertextIndex:
         results: List[List[Candidate]] = []
         for qi in range(len(texts)):
             excluded = exclude[qi] if exclude else ()
-            lex_rows = _kept(lex_hits[qi][0], excluded, pool)
+            lex_rows = _kept(lex_ranked[qi], excluded, pool)
             lex_rank = {r: i for i, r in enumerate(lex_rows)} if w_lex > 0 else {}
             dense_rank: Dict[int, int] = {}
             if use_dense and w_dense > 0:

@@ -250,7 +250,7 @@ class LexicalIndex:
                 lo, hi = scores.indptr[row], scores.indptr[row + 1]
                 cols = scores.indices[lo:hi]
                 vals = scores.data[lo:hi] / self.norm[cols]
-                results.append(_top(*self._best_per_row(cols, vals), k))
+                results.append(top_pairs(*self._best_per_row(cols, vals), k))
         return results
 
     def to_arrays(self) -> Dict[str, np.ndarray]:
@@ -287,7 +287,7 @@ class LexicalIndex:
         )  # fmt: skip
 
 
-def _top(cols: np.ndarray, vals: np.ndarray, k: int) -> Tuple[np.ndarray, np.ndarray]:
+def top_pairs(cols: np.ndarray, vals: np.ndarray, k: int) -> Tuple[np.ndarray, np.ndarray]:
     """The k best (col, val) pairs, best first; ties broken by lower col."""
     if len(vals) > k:
         keep = np.argpartition(-vals, k - 1)[:k]

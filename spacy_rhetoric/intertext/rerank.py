@@ -4,7 +4,9 @@
 ranks and by lexical evidence: rarity-weighted overlap of terms and of exact forms
 (as a share of the query's and of the source's rarity mass), the rarest shared term,
 shared term bigrams and trigrams (word order), Tesserae's score (rarity of the shared
-words over their distance in both passages) and the two lengths.
+words over their distance in both passages) and the two lengths; where the index ranks
+by character n-grams too (``intertext index --chars``), also the cosine of the two
+passages' n-gram vectors (``CHAR_FEATURES``).
 
 ``FeatureReranker`` is an L2-regularised logistic regression over standardised
 features (fitted with scipy's L-BFGS), so its outputs are probabilities; it
@@ -40,6 +42,13 @@ FEATURES = (
     "log_query_len",
     "log_source_len",
 )
+# the features of a reranker trained on an index with character n-grams (``chars.py``)
+CHAR_FEATURES = ("chars",)
+
+
+def feature_names(index: IntertextIndex) -> Tuple[str, ...]:
+    """RETURNS (Tuple[str, ...]): the features a reranker trained on ``index`` uses."""
+    return FEATURES + CHAR_FEATURES if index.chars is not None else FEATURES
 
 
 def _ngrams(seq: Sequence[str], n: int) -> set:
@@ -67,6 +76,7 @@ def pair_features(
     query: str,
     candidates: Sequence[Candidate],
     pool: int = 100,
+    names: Optional[Sequence[str]] = None,
 ) -> np.ndarray:
     """Features of a query's candidates.
 
@@ -74,8 +84,19 @@ def pair_features(
     query (str): the query text.
     candidates (Sequence[Candidate]): its candidates.
     pool (int): the search pool (ranks are scaled by it).
-    RETURNS (np.ndarray): (n_candidates, len(FEATURES)) float32.
+    names (Optional[Sequence[str]]): FEATURES, or FEATURES + CHAR_FEATURES (None: those
+        of the index, ``feature_names``).
+    RETURNS (np.ndarray): (n_candidates, len(names)) float32.
     """
+    names = tuple(names) if names is not None else feature_names(index)
+    if names not in (FEATURES, FEATURES + CHAR_FEATURES):
+        raise ValueError(f"intertext reranker: unknown feature set {list(names)}")
+    with_chars = names != FEATURES
+    if with_chars and index.chars is None:
+        raise ValueError(
+            "intertext reranker: it was trained on character n-grams, which this index "
+            "lacks; rebuild the index with 'intertext index --chars LO-HI' or retrain it"
+        )
     idf = index.lexical.term_idf
     q_forms = forms(query)
     q_terms = [stem(f) for f in q_forms] if index.lexical.kind == "stem" else q_forms
@@ -113,7 +134,13 @@ def pair_features(
                 math.log1p(len(s_terms)),
             ]
         )
-    return np.asarray(rows, dtype=np.float32).reshape(len(rows), len(FEATURES))
+    out = np.asarray(rows, dtype=np.float32).reshape(len(rows), len(FEATURES))
+    if with_chars:
+        q_vector = index.chars.query_matrix([query])
+        sources = index.chars.matrix[[c.row for c in candidates]]
+        cosine = (sources @ q_vector.T).toarray().reshape(len(rows), 1)
+        out = np.hstack([out, cosine.astype(np.float32)])
+    return out
 
 
 class FeatureReranker:
@@ -128,8 +155,10 @@ class FeatureReranker:
         pool: int = 100,
         fusion: Optional[Dict[str, Any]] = None,
         origin: Optional[str] = None,
+        features: Sequence[str] = FEATURES,
     ):
         self.model = model
+        self.features = tuple(features)
         self.l2 = l2
         self.threshold = threshold
         self.pool = pool
@@ -148,6 +177,10 @@ class FeatureReranker:
                 "intertext reranker: training needs both linked and unlinked candidates; "
                 "give gold links whose sources the index retrieves"
             )
+        # the feature set follows the width of pair_features' rows (with or without the
+        # character n-grams' column)
+        widths = {len(names): names for names in (FEATURES, FEATURES + CHAR_FEATURES)}
+        self.features = widths.get(np.shape(X)[-1], self.features)
         self.model = LogisticRegression(C=1.0 / self.l2).fit(X, y)
         return self
 
@@ -165,7 +198,8 @@ class FeatureReranker:
         """Set ``probability`` on each candidate and sort by it (best first)."""
         if not candidates:
             return candidates
-        probs = self.predict_proba(pair_features(index, query, candidates, self.pool))
+        features = pair_features(index, query, candidates, self.pool, self.features)
+        probs = self.predict_proba(features)
         for c, p in zip(candidates, probs):
             c.probability = float(p)
         return sorted(candidates, key=lambda c: (-c.probability, -c.score, c.row))
@@ -175,7 +209,7 @@ class FeatureReranker:
             raise ValueError("intertext reranker: not trained (call fit or load one)")
         data = {
             "type": "feature_logreg",
-            "features": list(FEATURES),
+            "features": list(self.features),
             "model": self.model.to_dict(),
             "l2": self.l2,
             "threshold": self.threshold,
@@ -189,7 +223,11 @@ class FeatureReranker:
 
     @classmethod
     def from_dict(cls, data: Dict) -> "FeatureReranker":
-        if data.get("type") != "feature_logreg" or list(data.get("features", [])) != list(FEATURES):
+        features = tuple(data.get("features", ()))
+        if data.get("type") != "feature_logreg" or features not in (
+            FEATURES,
+            FEATURES + CHAR_FEATURES,
+        ):
             raise ValueError(
                 "intertext reranker: unknown reranker type or feature set; retrain it with "
                 "'python -m spacy_rhetoric intertext train'"
@@ -205,6 +243,7 @@ class FeatureReranker:
             int(data["pool"]),
             data.get("fusion"),
             data.get("origin"),
+            features,
         )
 
 
