@@ -14,7 +14,7 @@ dropped, rows of unit length.
 """
 
 from collections import Counter
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from scipy import sparse
@@ -48,12 +48,19 @@ class CharIndex:
     """Source segments as unit tf-idf vectors of their words' character n-grams."""
 
     def __init__(
-        self, vocab: Dict[str, int], idf: np.ndarray, matrix: sparse.csr_matrix, ngrams
+        self,
+        vocab: Dict[str, int],
+        idf: np.ndarray,
+        matrix: sparse.csr_matrix,
+        ngrams: Tuple[int, int],
     ) -> None:
         self.vocab = vocab
         self.idf = idf.astype(np.float32)
         self.matrix = matrix.tocsr()  # (n_segments, n_grams), rows of unit length
         self.ngrams = (int(ngrams[0]), int(ngrams[1]))
+        # the matrix by n-gram, for search: made on the first search and kept (a
+        # pipeline searches once per batch of docs)
+        self._by_gram: Optional[sparse.csr_matrix] = None
 
     @classmethod
     def build(cls, texts: Sequence[str], ngrams: Tuple[int, int] = (3, 5)) -> "CharIndex":
@@ -120,9 +127,10 @@ class CharIndex:
             best first; only segments sharing an n-gram are returned.
         """
         results: List[Tuple[np.ndarray, np.ndarray]] = []
-        source_t = self.matrix.T.tocsr()
+        if self._by_gram is None:
+            self._by_gram = self.matrix.T.tocsr()
         for start in range(0, len(texts), chunk):
-            scores = (self.query_matrix(texts[start : start + chunk]) @ source_t).tocsr()
+            scores = (self.query_matrix(texts[start : start + chunk]) @ self._by_gram).tocsr()
             for row in range(scores.shape[0]):
                 lo, hi = scores.indptr[row], scores.indptr[row + 1]
                 results.append(top_pairs(scores.indices[lo:hi], scores.data[lo:hi], k))
