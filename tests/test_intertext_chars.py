@@ -191,3 +191,27 @@ def test_a_reranker_trained_with_chars_keeps_its_feature_and_needs_them(tmp_path
     np.testing.assert_array_equal(plain, pair_features(stems, query, cands))
     with pytest.raises(ValueError, match="unknown feature set"):
         pair_features(index, query, cands, names=("fused",))
+
+
+def test_a_portable_reranker_with_chars_is_refused_for_an_index_without(tmp_path):
+    from spacy_rhetoric.intertext.train import export_reranker, train_reranker
+
+    segments = read_segments_csv(FIXTURES / "sources.csv")
+    IntertextIndex.build(segments, dense=False, chars=(3, 5)).to_disk(tmp_path / "chars")
+    summary = train_reranker(FIXTURES, tmp_path / "chars", k=5)
+    export_reranker(tmp_path / "chars", tmp_path / "reranker.json", summary)
+    IntertextIndex.build(segments, dense=False).to_disk(tmp_path / "stems")
+    outputs = {}
+    for index in ("stems", "chars"):
+        result = runner.invoke(
+            app,
+            [
+                "intertext", "pipeline", str(tmp_path / index), "-o", str(tmp_path / f"p-{index}"),
+                "--reranker", str(tmp_path / "reranker.json"),
+            ],
+        )  # fmt: skip
+        assert "Traceback" not in result.output
+        outputs[index] = (result.exit_code, " ".join(result.output.split()))
+    assert outputs["chars"][0] == 0 and (tmp_path / "p-chars").is_dir()
+    assert outputs["stems"][0] == 1 and not (tmp_path / "p-stems").exists()
+    assert "trained on character n-grams, which this index lacks" in outputs["stems"][1]

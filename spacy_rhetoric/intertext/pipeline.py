@@ -10,7 +10,7 @@ import srsly
 from spacy.language import Language
 
 from .index import IntertextIndex
-from .rerank import RERANKER_FILE, FeatureReranker
+from .rerank import RERANKER_FILE, FeatureReranker, apply_fusion
 
 
 def index_pipeline(
@@ -41,8 +41,9 @@ def index_pipeline(
         reranker file is missing, malformed or carries no fusion.
     """
     index_dir = Path(index_dir)
-    IntertextIndex.from_disk(index_dir)  # fails now, with the index's own message
+    index = IntertextIndex.from_disk(index_dir)  # fails now, with the index's own message
     chosen = read_portable_reranker(reranker) if reranker is not None else None
+    apply_fusion(index, chosen)  # fails now if the reranker does not fit the index
     nlp = spacy.blank(lang)
     nlp.add_pipe("sentencizer")
     config = {"index_path": str(index_dir), "k": k, "threshold": threshold,

@@ -381,7 +381,16 @@ def packaged_reranker_file(index: IntertextIndex) -> Optional[Path]:
 
 
 def apply_fusion(index: IntertextIndex, reranker: Optional[FeatureReranker]) -> None:
-    """Give the index (in memory) the fusion a packaged reranker was trained with."""
+    """Give the index (in memory) the fusion a packaged reranker was trained with, once
+    the reranker's features fit the index.
+
+    RAISES ValueError: a reranker that reads character n-grams, for an index without them.
+    """
+    if reranker is not None and reranker.features != FEATURES and not index.cfg.get("chars"):
+        raise ValueError(
+            "intertext reranker: it was trained on character n-grams, which this index "
+            "lacks; rebuild the index with 'intertext index --chars LO-HI' or retrain it"
+        )
     if reranker is not None and reranker.fusion is not None:
         index.cfg["weights"] = list(reranker.fusion["weights"])
         index.cfg["rrf_k"] = float(reranker.fusion["rrf_k"])
