@@ -117,10 +117,10 @@ def main() -> None:
         for name, scores in (("today", own), ("windows", lifted), ("windows-own", gated)):
             ranks[name].extend(rank_of(scores, item) for item in gold[q])
     missing = len(texts) + 1
+    query_texts = [text_of[q] for q in queries]
+    lex_hits = [] if args.no_chars else base.search(query_texts, DEPTH)
     for lo, hi in () if args.no_chars else NGRAMS:
-        chars = CharIndex.build(texts, (lo, hi))
-        char_hits = chars.search([text_of[q] for q in queries], DEPTH)
-        lex_hits = base.search([text_of[q] for q in queries], DEPTH)
+        char_hits = CharIndex.build(texts, (lo, hi)).search(query_texts, DEPTH)
         for name, ranked in (
             (f"chars-{lo}-{hi}", [rows for rows, _ in char_hits]),
             (

@@ -84,16 +84,13 @@ class CharIndex:
         )
         df = np.bincount(raw.indices, minlength=len(seen))
         keep = np.flatnonzero(df >= MIN_DF)
-        grams = sorted(seen, key=seen.get)
+        grams = list(seen)  # in the order of their ids
         vocab = {grams[old]: new for new, old in enumerate(keep.tolist())}
         idf = np.log((1.0 + len(texts)) / (1.0 + df[keep])) + 1.0
         matrix = raw[:, keep]
         matrix.data = 1.0 + np.log(matrix.data)
         matrix = matrix @ sparse.diags(idf.astype(np.float32))
         return cls(vocab, idf, _unit_rows(matrix), (lo, hi))
-
-    def __len__(self) -> int:
-        return self.matrix.shape[0]
 
     def query_matrix(self, texts: Sequence[str]) -> sparse.csr_matrix:
         """texts (Sequence[str]): query texts.

@@ -48,7 +48,20 @@ CHAR_FEATURES = ("chars",)
 
 def feature_names(index: IntertextIndex) -> Tuple[str, ...]:
     """RETURNS (Tuple[str, ...]): the features a reranker trained on ``index`` uses."""
-    return FEATURES + CHAR_FEATURES if index.chars is not None else FEATURES
+    return FEATURES + CHAR_FEATURES if index.cfg.get("chars") else FEATURES
+
+
+def check_features(index: IntertextIndex, names: Sequence[str]) -> None:
+    """RAISES ValueError: ``names`` is no feature set of this module, or needs the
+    character n-grams an index built without ``--chars`` lacks."""
+    names = tuple(names)
+    if names not in (FEATURES, FEATURES + CHAR_FEATURES):
+        raise ValueError(f"intertext reranker: unknown feature set {list(names)}")
+    if names != FEATURES and not index.cfg.get("chars"):
+        raise ValueError(
+            "intertext reranker: it was trained on character n-grams, which this index "
+            "lacks; rebuild the index with 'intertext index --chars LO-HI' or retrain it"
+        )
 
 
 def _ngrams(seq: Sequence[str], n: int) -> set:
@@ -89,14 +102,8 @@ def pair_features(
     RETURNS (np.ndarray): (n_candidates, len(names)) float32.
     """
     names = tuple(names) if names is not None else feature_names(index)
-    if names not in (FEATURES, FEATURES + CHAR_FEATURES):
-        raise ValueError(f"intertext reranker: unknown feature set {list(names)}")
+    check_features(index, names)
     with_chars = names != FEATURES
-    if with_chars and index.chars is None:
-        raise ValueError(
-            "intertext reranker: it was trained on character n-grams, which this index "
-            "lacks; rebuild the index with 'intertext index --chars LO-HI' or retrain it"
-        )
     idf = index.lexical.term_idf
     q_forms = forms(query)
     q_terms = [stem(f) for f in q_forms] if index.lexical.kind == "stem" else q_forms
@@ -386,11 +393,8 @@ def apply_fusion(index: IntertextIndex, reranker: Optional[FeatureReranker]) -> 
 
     RAISES ValueError: a reranker that reads character n-grams, for an index without them.
     """
-    if reranker is not None and reranker.features != FEATURES and not index.cfg.get("chars"):
-        raise ValueError(
-            "intertext reranker: it was trained on character n-grams, which this index "
-            "lacks; rebuild the index with 'intertext index --chars LO-HI' or retrain it"
-        )
+    if reranker is not None:
+        check_features(index, reranker.features)
     if reranker is not None and reranker.fusion is not None:
         index.cfg["weights"] = list(reranker.fusion["weights"])
         index.cfg["rrf_k"] = float(reranker.fusion["rrf_k"])
