@@ -185,6 +185,13 @@ def main() -> None:
     parser.add_argument(
         "--reports", type=Path, default=None, help="write the running-text reports here"
     )
+    parser.add_argument(
+        "--min-word-share",
+        type=float,
+        default=None,
+        help="the taggers' min_word_share (default: the pipeline's; 0 reads as before "
+        "session 35, when branches that are not words were kept)",
+    )
     args = parser.parse_args()
     try:
         corpora = running_corpora(args.running)
@@ -192,7 +199,11 @@ def main() -> None:
         parser.error(str(err))
     items = srsly.read_json(REPO / "benchmarks" / "data" / "parallelisms_famous.json")
     nlp = spacy.load(args.model)
-    result = {"model": args.model, "languages": {}}
+    if args.min_word_share is not None:
+        for name, pipe in nlp.pipeline:
+            if nlp.get_pipe_meta(name).factory == "parallelism_tagger":
+                pipe.min_word_share = args.min_word_share
+    result = {"model": args.model, "min_word_share": args.min_word_share, "languages": {}}
     for lang in args.langs.split(","):
         result["languages"][lang] = {
             "famous": famous(nlp, lang, items[lang]),

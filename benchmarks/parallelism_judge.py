@@ -21,6 +21,11 @@ of reports per 1,000 tokens cannot say whether they are right; a reader can. Two
        python benchmarks/parallelism_judge.py score --dir benchmarks/data/running-judged \\
            --output benchmarks/results/parallelism_running_judged.json
 
+``score --still NAME=REPORTS`` counts, for model NAME, only the judged items it still
+reports in REPORTS: the same model read again with a filter that can only remove reports
+(e.g. ``parallelism_famous.py --min-word-share 0.5``); a report that was never judged
+fails.
+
 Per model and language: reports, right / partly / wrong, precision (right only, and
 right or partly) and right reports per 1,000 tokens.
 """
@@ -69,6 +74,40 @@ def pool(results: Dict[str, dict], seed: int) -> Tuple[List[dict], Dict[str, dic
             "models": item["models"],
         }
     return sheet, key
+
+
+def reported(path: Path) -> set:
+    """RETURNS: (lang, doc, offsets) of each report in a ``parallelism_famous.py
+    --reports`` file."""
+    data = json.loads(path.read_text(encoding="utf8"))
+    return {
+        (lang, report["doc"], tuple(map(tuple, report["offsets"])))
+        for lang, running in data["languages"].items()
+        for report in running["reports"]
+    }
+
+
+def restricted(key: dict, still: Dict[str, set]) -> dict:
+    """The key with each named model's items cut to those it still reports (a model read
+    again with a filter that only removes reports: every report it still makes must be a
+    judged item).
+
+    RAISES ValueError: a report that is not an item of the key (never judged).
+    """
+    items = {}
+    for i, item in key["items"].items():
+        where = (item["lang"], item["doc"], tuple(map(tuple, item["offsets"])))
+        models = [m for m in item["models"] if m not in still or where in still[m]]
+        items[i] = {**item, "models": models}
+    judged = {
+        (item["lang"], item["doc"], tuple(map(tuple, item["offsets"])))
+        for item in key["items"].values()
+    }
+    for name, where in still.items():
+        new = where - judged
+        if new:
+            raise ValueError(f"{name}: {len(new)} reports were never judged, e.g. {min(new)}")
+    return {**key, "items": items}
 
 
 def score(key: dict, labels: Dict[int, str]) -> Dict[str, Dict[str, dict]]:
@@ -123,6 +162,13 @@ def main() -> None:
     judge = commands.add_parser("score", help="join the judgements to the key")
     judge.add_argument("--dir", type=Path, required=True)
     judge.add_argument("--output", type=Path, required=True)
+    judge.add_argument(
+        "--still",
+        nargs="*",
+        default=[],
+        help="NAME=REPORTS: count only the items model NAME still reports in this "
+        "parallelism_famous.py --reports file (the same model read with a filter)",
+    )
     args = parser.parse_args()
     if args.command == "sheet":
         results = {}
@@ -146,7 +192,13 @@ def main() -> None:
         return
     key = json.loads((args.dir / "key.json").read_text(encoding="utf8"))
     try:
-        result = score(key, read_labels(args.dir / "judgements.jsonl"))
+        still = {}
+        for arg in args.still:
+            name, sep, path = arg.partition("=")
+            if not sep or name not in key["tokens"]:
+                raise ValueError(f"--still takes NAME=REPORTS with NAME in the key, got {arg!r}")
+            still[name] = reported(Path(path))
+        result = score(restricted(key, still), read_labels(args.dir / "judgements.jsonl"))
     except ValueError as err:
         sys.exit(f"parallelism_judge: {err}")
     args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,7 @@ reports pooled across models, a sheet that names no model, every report counted 
 model that made it."""
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,21 @@ def test_score_refuses_missing_or_unknown_labels(judge):
         judge.score(key, {0: "right"})
     with pytest.raises(ValueError, match="labels not in"):
         judge.score(key, {0: "right", 1: "maybe"})
+
+
+def test_still_counts_only_the_reports_a_filtered_model_keeps(judge, tmp_path):
+    kept, dropped = (0, [[1, 3], [4, 6]]), (1, [[0, 2], [3, 5]])
+    a = _result({"en": [kept, dropped]})
+    _, key = judge.pool({"a": a, "b": _result({"en": [dropped]})}, seed=0)
+    labels = {int(i): "wrong" for i in key["items"]}
+    path = tmp_path / "a-filtered.json"
+    path.write_text(json.dumps(_result({"en": [kept]})))
+    scores = judge.score(judge.restricted(key, {"a": judge.reported(path)}), labels)
+    assert scores["a"]["en"]["reports"] == 1
+    assert scores["b"]["en"]["reports"] == 1  # not named: counted as judged
+    path.write_text(json.dumps(_result({"en": [kept, (2, [[0, 1], [2, 3]])]})))
+    with pytest.raises(ValueError, match="1 reports were never judged"):
+        judge.restricted(key, {"a": judge.reported(path)})
 
 
 @pytest.fixture(scope="module")

@@ -261,7 +261,7 @@ def test_spelling_reads_classical_text_as_the_model_was_trained(tmp_path):
 
 
 def test_branches_never_begin_or_end_with_a_line_break():
-    from spacy_rhetoric.parallelism.reading import trim_spaces
+    from spacy_rhetoric.parallelism.reading import tidy_branches
 
     text = "Fair is foul, and foul is fair:\nHover through the fog\n\nand filthy air."
     doc = spacy.blank("en")(text)
@@ -271,8 +271,56 @@ def test_branches_never_begin_or_end_with_a_line_break():
         (((9, 10), (14, 15)), 2),  # only line breaks: both branches go, so does it
         (((0, 3), (9, 10)), 2),  # one branch left: not a parallelism
     ]
-    assert trim_spaces(doc, decoded) == [(((0, 3), (4, 8), (10, 14)), 1)]
-    assert trim_spaces(doc, []) == []
+    assert tidy_branches(doc, decoded) == [(((0, 3), (4, 8), (10, 14)), 1)]
+    assert tidy_branches(doc, []) == []
+
+
+def test_branches_that_are_not_words_are_dropped():
+    """A separator line is not a branch: a branch needs min_word_share of its tokens to
+    hold a letter or digit (in any script); at 0 every branch stays."""
+    from spacy_rhetoric.parallelism.reading import tidy_branches
+
+    doc = spacy.blank("en")("contact the sender . = = = = = * * * Lisa_resume.doc 2 3 .")
+    # 0-3 "contact the sender" | 4-9 "= = = = =" | 9-13 "* * * Lisa_resume.doc"
+    # 13-16 "2 3 ." (two digits of three tokens)
+    decoded = [(((0, 3), (4, 9)), 1), (((0, 3), (9, 13)), 1), (((0, 3), (13, 16)), 1)]
+    assert tidy_branches(doc, decoded, 0.5) == [(((0, 3), (13, 16)), 1)]
+    assert tidy_branches(doc, decoded, 0.0) == decoded
+    assert tidy_branches(doc, decoded, 1.0) == []
+    # Chinese, one character a token: 我们爱祖国，—— holds 5 words in 8 tokens, ，——， none
+    chinese = spacy.blank("zh")("我们爱祖国，——，我们爱人民")
+    assert tidy_branches(chinese, [(((0, 8), (9, 14)), 1)], 0.5) == [(((0, 8), (9, 14)), 1)]
+    assert tidy_branches(chinese, [(((0, 5), (5, 9)), 1)], 0.5) == []
+
+
+def test_set_annotations_drops_separator_branches():
+    """What the tagger writes to doc.spans: a decoded parallelism whose second branch is a
+    separator line is not reported; with min_word_share = 0 it is."""
+    from spacy_rhetoric.parallelism.tag_codec import encode_strata
+
+    words = "the sender and the material = = = = = = the end".split()
+    for share, expected in [(0.5, []), (0.0, [((0, 2), (5, 11))])]:
+        nlp = spacy.blank("en")
+        tagger = nlp.add_pipe("parallelism_tagger", config={"min_word_share": share})
+        doc = Doc(nlp.vocab, words=words)
+        rows = encode_strata([(((0, 2), (5, 11)), 1)], len(doc), tagger.scheme, 1)
+        tagger.set_annotations([doc], [rows])
+        assert [p.offsets for p in get_parallelisms(doc)] == expected
+
+
+@pytest.mark.parametrize("share", [-0.1, 1.5])
+def test_min_word_share_out_of_range_fails_in_one_line(share):
+    nlp = spacy.blank("en")
+    with pytest.raises(ValueError, match="min_word_share must be in"):
+        nlp.add_pipe("parallelism_tagger", config={"min_word_share": share})
+
+
+def test_min_word_share_is_read_from_the_config():
+    nlp = spacy.blank("en")
+    assert nlp.add_pipe("parallelism_tagger").min_word_share == 0.5
+    nlp = spacy.blank("en")
+    tagger = nlp.add_pipe("parallelism_tagger", config={"min_word_share": 0.0})
+    assert tagger.min_word_share == 0.0
 
 
 def test_parameter_averages_reach_the_torch_head():

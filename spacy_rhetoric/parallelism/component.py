@@ -25,7 +25,7 @@ from ..corpora.parallelisms import (
 )
 from .linker import KIND_END, KIND_FIRST, KIND_INSIDE, KIND_LATER, KIND_OUTSIDE, Branch
 from .model import set_weights_dtype, with_torch_averages
-from .reading import SPELLINGS, respelled, trim_spaces
+from .reading import SPELLINGS, respelled, tidy_branches
 from .tag_codec import decode_strata, encode_strata
 from .tag_constraints import transition_constraints
 from .tags import BEGIN, END, LINKED_BEGIN, OUTSIDE, TagScheme, join_link, parse_tag, split_link
@@ -76,6 +76,10 @@ DEFAULT_OUTSIDE_PENALTY = 0.0
 DEFAULT_WINDOW = 1024
 DEFAULT_WINDOW_OVERLAP = 256
 DEFAULT_BATCH_TOKENS = 4096
+# a predicted branch counts only if at least this share of its tokens are words (hold a
+# letter or digit): none of ASP's or PSE-I's 5,456 gold branches in train and dev falls
+# below it, while e-mail separator lines (= = =, * * *) did in English running text
+DEFAULT_MIN_WORD_SHARE = 0.5
 
 
 @Language.factory(
@@ -92,6 +96,7 @@ DEFAULT_BATCH_TOKENS = 4096
         "window": DEFAULT_WINDOW,
         "window_overlap": DEFAULT_WINDOW_OVERLAP,
         "batch_tokens": DEFAULT_BATCH_TOKENS,
+        "min_word_share": DEFAULT_MIN_WORD_SHARE,
         "scorer": {"@scorers": "spacy-rhetoric.parallelism_scorer.v1"},
     },
     default_score_weights={key: (1.0 if key == "parallelism_epm_f" else 0.0) for key in SCORE_KEYS},
@@ -109,6 +114,7 @@ def make_parallelism_tagger(
     window: int,
     window_overlap: int,
     batch_tokens: int,
+    min_word_share: float,
     scorer: Optional[Callable],
 ) -> "ParallelismTagger":
     """Create a parallelism tagger: sequence labelling of parallelism branches with
@@ -135,6 +141,9 @@ def make_parallelism_tagger(
         this long is never cut by a window edge.
     batch_tokens (int): at most this many padded tokens (docs x longest) go through the
         head at once (a longer window alone).
+    min_word_share (float): a predicted branch is kept only if at least this share of
+        its tokens hold a letter or a digit (0 keeps them all); a parallelism left with
+        one branch is dropped.
     scorer (Optional[Callable]): the scoring method.
     """
     return ParallelismTagger(
@@ -150,6 +159,7 @@ def make_parallelism_tagger(
         window=window,
         window_overlap=window_overlap,
         batch_tokens=batch_tokens,
+        min_word_share=min_word_share,
         scorer=scorer,
     )
 
@@ -172,6 +182,7 @@ class ParallelismTagger(TrainablePipe):
         window: int = DEFAULT_WINDOW,
         window_overlap: int = DEFAULT_WINDOW_OVERLAP,
         batch_tokens: int = DEFAULT_BATCH_TOKENS,
+        min_word_share: float = DEFAULT_MIN_WORD_SHARE,
         scorer: Optional[Callable] = None,
     ) -> None:
         scheme = TagScheme(tagset, link)  # validates the names
@@ -188,10 +199,17 @@ class ParallelismTagger(TrainablePipe):
                 f"got window={window}, window_overlap={window_overlap}, "
                 f"batch_tokens={batch_tokens}."
             )
+        if not 0 <= min_word_share <= 1:
+            raise ValueError(
+                f"parallelism_tagger: min_word_share must be in [0, 1], got {min_word_share}."
+            )
         self.vocab = vocab
         self.model = model
         self.name = name
         self.scorer = scorer
+        # from the config, not cfg: a package saved before it existed gets the default,
+        # and spacy.load(..., config=...) can change it
+        self.min_word_share = float(min_word_share)
         self.cfg: Dict[str, Any] = {
             "labels": [],
             "spans_key": spans_key,
@@ -537,7 +555,11 @@ class ParallelismTagger(TrainablePipe):
     def set_annotations(self, docs: Iterable[Doc], rows: List[List[List[str]]]) -> None:
         """Decode the tag rows and write the parallelisms to doc.spans."""
         for doc, tags in zip(docs, rows):
-            decoded = trim_spaces(doc, decode_strata(tags, self.scheme) if len(doc) else [])
+            decoded = tidy_branches(
+                doc,
+                decode_strata(tags, self.scheme) if len(doc) else [],
+                self.min_word_share,
+            )
             labels = self.type_parallelisms(doc, [offsets for offsets, _ in decoded])
             items = [
                 (offsets, label, stratum)

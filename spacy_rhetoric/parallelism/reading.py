@@ -1,6 +1,7 @@
 """How the parallelism tagger reads a doc and tidies what it decodes: the spellings
 its encoder may read (``SPELLINGS``; a tagger's ``spelling`` setting), the respelled copy
-of a doc it reads, and decoded branches trimmed of whitespace tokens."""
+of a doc it reads, and decoded branches tidied: trimmed of whitespace tokens, and dropped
+where they are not words."""
 
 from typing import Callable, Dict, List, Sequence, Tuple
 
@@ -17,16 +18,29 @@ SPELLINGS: Dict[str, Callable[[str], str]] = {
 }
 
 
-def trim_spaces(doc: Doc, decoded: Sequence[Tuple[Sequence[Tuple[int, int]], int]]) -> List:
-    """Decoded parallelisms with whitespace tokens (line breaks) trimmed from the ends of
-    each branch; a branch left empty is dropped, and so is a parallelism left with fewer
-    than two branches.
+def is_word(text: str) -> bool:
+    """RETURNS (bool): whether a token's text holds a letter or a digit (any script)."""
+    return any(char.isalnum() for char in text)
+
+
+def tidy_branches(
+    doc: Doc,
+    decoded: Sequence[Tuple[Sequence[Tuple[int, int]], int]],
+    min_word_share: float = 0.0,
+) -> List:
+    """Decoded parallelisms as a reader should see them: whitespace tokens (line breaks)
+    trimmed from the ends of each branch, and a branch dropped when it is left empty or
+    when fewer than ``min_word_share`` of its tokens are words (a run of ``= = =`` or
+    ``* * *`` separating e-mails is not a branch); a parallelism left with fewer than two
+    branches is dropped.
 
     doc (Doc): the doc the offsets refer to.
     decoded (Sequence): (branch offsets, stratum) per parallelism.
-    RETURNS (List): the same, trimmed.
+    min_word_share (float): the least share of a branch's tokens that must hold a letter
+        or a digit (0 keeps every branch that is not only whitespace).
+    RETURNS (List): the same, tidied.
     """
-    trimmed = []
+    tidied = []
     for offsets, stratum in decoded:
         branches = []
         for start, end in offsets:
@@ -34,11 +48,15 @@ def trim_spaces(doc: Doc, decoded: Sequence[Tuple[Sequence[Tuple[int, int]], int
                 start += 1
             while end > start and doc[end - 1].is_space:
                 end -= 1
-            if start < end:
+            if start == end:
+                continue
+            tokens = [token for token in doc[start:end] if not token.is_space]
+            words = sum(is_word(token.text) for token in tokens)
+            if words >= min_word_share * len(tokens):
                 branches.append((start, end))
         if len(branches) >= 2:
-            trimmed.append((tuple(branches), stratum))
-    return trimmed
+            tidied.append((tuple(branches), stratum))
+    return tidied
 
 
 def respelled(doc: Doc, spelling: str) -> Doc:
