@@ -7,7 +7,11 @@ evaluate --pool full` with the reranker's logistic regression replaced, everythi
   products (still linear in its weights, so it would serialise as today's);
 - ``boosted``: scikit-learn's histogram gradient boosting (200 trees of at most 15
   leaves, learning rate 0.05, L2 1.0, seed 0; fixed before any run, not tuned), an upper
-  bound on what a nonlinear model of these features can do.
+  bound on what a nonlinear model of these features can do;
+- ``relative`` (session 35): the shipped logistic regression with, per query, the fused,
+  lexical and dense scores, the query coverage and Tesserae's score (and the n-gram
+  cosine where the index has it) also given minus their maximum over that query's
+  candidates: how a candidate stands among its rivals, not only how good it is.
 
     python benchmarks/intertext_reranker_models.py --index training/intertext/full-index \
         --models logistic,quadratic,boosted \
@@ -24,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from spacy_rhetoric.intertext import evaluate as ev
+from spacy_rhetoric.intertext.rerank import CHAR_FEATURES, FEATURES
 
 SHIPPED = ev.FeatureReranker
 
@@ -67,7 +72,32 @@ class BoostedReranker(SHIPPED):
         return self.model.predict_proba(X)[:, 1].astype(np.float32)
 
 
-MODELS = {"logistic": SHIPPED, "quadratic": QuadraticReranker, "boosted": BoostedReranker}
+# the columns of pair_features given relative to their query's best candidate
+RELATIVE = ("fused", "lexical", "dense", "query_coverage", "tesserae", "chars")
+SHIPPED_RERANK_FOLD = ev.rerank_fold
+
+
+def _relative(X: np.ndarray, names) -> np.ndarray:
+    columns = [names.index(n) for n in RELATIVE if n in names and names.index(n) < X.shape[1]]
+    if not len(X):
+        return np.zeros((0, X.shape[1] + len(columns)), dtype=X.dtype)
+    return np.hstack([X, X[:, columns] - X[:, columns].max(axis=0, keepdims=True)])
+
+
+def relative_rerank_fold(fold, fused, feats, settings, record):
+    """``rerank_fold`` over each query's features with the relative columns appended."""
+    names = FEATURES + CHAR_FEATURES
+    feats = {q: _relative(X, names) for q, X in feats.items()}
+    return SHIPPED_RERANK_FOLD(fold, fused, feats, settings, record)
+
+
+MODELS = {
+    "logistic": SHIPPED,
+    "quadratic": QuadraticReranker,
+    "boosted": BoostedReranker,
+    "relative": SHIPPED,
+}
+FOLD_FITTERS = {"relative": relative_rerank_fold}
 
 
 def main() -> None:
@@ -84,6 +114,7 @@ def main() -> None:
     results = {}
     for name in names:
         ev.FeatureReranker = MODELS[name]
+        ev.rerank_fold = FOLD_FITTERS.get(name, SHIPPED_RERANK_FOLD)
         start = time.perf_counter()
         try:
             out = ev.evaluate(
@@ -96,6 +127,7 @@ def main() -> None:
             )
         finally:
             ev.FeatureReranker = SHIPPED
+            ev.rerank_fold = SHIPPED_RERANK_FOLD
         grouped = out["grouped"]
         results[name] = {
             "seconds": time.perf_counter() - start,
