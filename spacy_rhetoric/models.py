@@ -145,15 +145,24 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
         ),
         ModelSpec(
             "parallelism-la", "la", "parallelism",
-            "parallelism_tagger on frozen multilingual-e5-small, trained on the Augustinian "
-            "Sermon Parallelisms (ASP)",
-            CC_BY_SA + " (ASP); encoder MIT", ("asp",),
-            ("convert-asp", "train-parallelism-asp-la", "tune-parallelism-asp-la"),
-            "training/parallelism-asp-la/model-tuned", package="la_rhetoric_parallelism",
+            "parallelism_tagger on frozen multilingual-e5-small: three heads trained on the "
+            "Augustinian Sermon Parallelisms (ASP) and the Chinese PSE-I essays together, "
+            "chosen on ASP dev; reads classical spelling as ASP spells it",
+            CC_BY_SA + " (ASP, PSE-I); encoder MIT", ("asp", "pse-i"),
+            (
+                "convert-asp", "convert-pse", "corpus-parallelism-joint",
+                "train-parallelism-la", "ensemble-parallelism-la",
+            ),
+            "training/parallelism-la/model-tuned", package="la_rhetoric_parallelism",
             sources=(
                 (
                     "Augustinian Sermon Parallelisms (ASP)",
                     "https://github.com/Mythologos/Augustinian-Sermon-Parallelisms",
+                    CC_BY_SA,
+                ),
+                (
+                    "Paibi Student Essays (PSE-I)",
+                    "https://github.com/Mythologos/Paibi-Student-Essays",
                     CC_BY_SA,
                 ),
                 E5,

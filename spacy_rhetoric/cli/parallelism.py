@@ -102,6 +102,12 @@ def parallelism_ensemble_cli(
     weights_dtype: str = Opt(
         "float32", "--weights-dtype", help="Save the heads in float32 or float16 (half the size)"
     ),
+    spelling: Optional[str] = Opt(
+        None,
+        "--spelling",
+        help="How the ensemble reads words (default: as its members do), e.g. 'latin' for "
+        "members trained lower-cased on text that ASP's spelling already folds",
+    ),
 ):
     """Save one pipeline whose parallelism tagger decodes the given taggers together
     (their emission, transition and link scores averaged). Retune its outside_penalty
@@ -111,7 +117,7 @@ def parallelism_ensemble_cli(
 
     pipelines = [load_pipeline(model) for model in models]
     try:
-        nlp = assemble(pipelines, weights_dtype=weights_dtype)
+        nlp = assemble(pipelines, weights_dtype=weights_dtype, spelling=spelling)
     except ValueError as err:
         msg.fail(str(err), exits=1)
     save_pipeline(nlp, output_model)

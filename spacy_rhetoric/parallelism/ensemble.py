@@ -4,12 +4,13 @@ transition and link scores (see ``network.EnsembleNetwork``). Seeds of one recip
 disagree a lot on ASP; their ensemble is steadier than any one of them."""
 
 import copy
-from typing import Sequence
+from typing import Optional, Sequence
 
 from spacy.language import Language
 from spacy.util import load_model_from_config
 
 from .model import member_tok2vecs, set_weights_dtype
+from .reading import SPELLINGS
 
 # settings of the tagger that its members must share
 SHARED_SETTINGS = (
@@ -28,6 +29,7 @@ def assemble(
     pipelines: Sequence[Language],
     component: str = "parallelism_tagger",
     weights_dtype: str = "float32",
+    spelling: Optional[str] = None,
 ) -> Language:
     """Make one pipeline whose tagger decodes the taggers of ``pipelines`` together.
 
@@ -40,10 +42,19 @@ def assemble(
     component (str): the tagger's name.
     weights_dtype (str): the precision the heads are saved in ("float16": half the
         size, each weight rounded to float16 when saved and loaded).
+    spelling (Optional[str]): how the ensemble reads words, if not as its members do
+        ("" or a key of ``reading.SPELLINGS``): e.g. "latin" for heads trained
+        lower-cased on ASP, whose text is already so spelled, to read classical
+        spelling as ASP's.
     RETURNS (Language): the new pipeline (not saved).
     """
     if len(pipelines) < 2:
         raise ValueError(f"parallelism ensemble: give >= 2 pipelines, got {len(pipelines)}")
+    if spelling and spelling not in SPELLINGS:
+        raise ValueError(
+            f"parallelism ensemble: spelling must be '' or one of {sorted(SPELLINGS)}, "
+            f"got {spelling!r}"
+        )
     for i, nlp in enumerate(pipelines, 1):
         if nlp.pipe_names != [component]:
             raise ValueError(
@@ -71,10 +82,14 @@ def assemble(
     model_config = config["components"][component]["model"]
     model_config["@architectures"] = "spacy-rhetoric.ParallelismTagger.v2"
     model_config["members"] = len(pipelines)
+    if spelling is not None:
+        config["components"][component]["spelling"] = spelling
     nlp = load_model_from_config(config, auto_fill=True, validate=True)
     nlp.meta.update(copy.deepcopy(pipelines[0].meta))
     tagger = nlp.get_pipe(component)
     tagger.cfg.update(copy.deepcopy(taggers[0].cfg))
+    if spelling is not None:
+        tagger.cfg["spelling"] = spelling
     penalties = [float(t.cfg.get("outside_penalty", 0.0)) for t in taggers]
     tagger.cfg["outside_penalty"] = sum(penalties) / len(penalties)
     tagger._setup_model()
