@@ -15,6 +15,7 @@ MODEL is a pipeline directory or an installed package.
 
 import argparse
 import json
+import tempfile
 import time
 from pathlib import Path
 from typing import Dict, List, Tuple
@@ -81,12 +82,13 @@ def main() -> None:
                 for tagger in taggers:
                     tagger.min_word_share = share
                 start = time.perf_counter()
-                saved = Path("/tmp") / f"word-share-{name}.spacy"
-                scores = evaluate_parallelism(gold, None, nlp, save_predictions=saved)
-                predicted = sum(
-                    len(get_parallelisms(doc))
-                    for doc in DocBin().from_disk(saved).get_docs(nlp.vocab)
-                )
+                with tempfile.TemporaryDirectory() as tmp:
+                    saved = Path(tmp) / "predicted.spacy"
+                    scores = evaluate_parallelism(gold, None, nlp, save_predictions=saved)
+                    predicted = sum(
+                        len(get_parallelisms(doc))
+                        for doc in DocBin().from_disk(saved).get_docs(nlp.vocab)
+                    )
                 row = {
                     f"{metric}_f": round(100 * scores[f"parallelism_{metric}_f"], 2)
                     for metric in METRICS

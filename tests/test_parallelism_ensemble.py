@@ -160,6 +160,41 @@ def test_cli_ensemble_saves_a_pipeline_and_fails_in_one_line(pipelines, tmp_path
     assert "cannot write the pipeline to" in " ".join(result.output.split())
 
 
+def test_an_ensemble_can_read_another_spelling(pipelines, tmp_path):
+    """--spelling: members trained on lower-cased u-text read classical spelling as ASP
+    spells it; the setting survives saving, a v-text then reads as its u-text does, and
+    an unknown spelling fails in one line."""
+    ensemble = assemble(pipelines, spelling="latin")
+    assert ensemble.get_pipe("parallelism_tagger").cfg["spelling"] == "latin"
+    ensemble.to_disk(tmp_path / "latin")
+    loaded = spacy.load(tmp_path / "latin")
+    tagger = loaded.get_pipe("parallelism_tagger")
+    assert tagger.cfg["spelling"] == "latin"
+    assert loaded.config["components"]["parallelism_tagger"]["spelling"] == "latin"
+    u_text = [[(p.offsets, p.stratum) for p in get_parallelisms(loaded(t.lower()))] for t in TEXTS]
+    v_text = [
+        [(p.offsets, p.stratum) for p in get_parallelisms(loaded(t.replace("u", "v").upper()))]
+        for t in TEXTS
+    ]
+    assert any(u_text) and v_text == u_text
+    assert assemble(pipelines).get_pipe("parallelism_tagger").cfg["spelling"] == ""
+    with pytest.raises(ValueError, match="spelling must be"):
+        assemble(pipelines, spelling="gothic")
+    for i, nlp in enumerate(pipelines):
+        nlp.to_disk(tmp_path / f"seed{i}")
+    seeds = [str(tmp_path / "seed0"), str(tmp_path / "seed1")]
+    out = tmp_path / "cli"
+    result = CliRunner().invoke(
+        app, ["parallelism", "ensemble", str(out), *seeds, "--spelling", "gothic"]
+    )
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    result = CliRunner().invoke(
+        app, ["parallelism", "ensemble", str(out), *seeds, "--spelling", "latin"]
+    )
+    assert result.exit_code == 0, result.output
+    assert spacy.load(out).get_pipe("parallelism_tagger").cfg["spelling"] == "latin"
+
+
 def test_float16_weights_halve_the_file_and_load_rounded(pipelines, tmp_path):
     full = assemble(pipelines)
     half = assemble(pipelines, weights_dtype="float16")

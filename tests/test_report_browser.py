@@ -160,7 +160,7 @@ def test_fresh_install_demo_shows_predictions(tmp_path, fresh_install, record_pr
     assert sum(counts) > 100
     # the components table names the installed packages and their licences
     assert "installed; licence CC BY-SA 4.0 (UD English-EWT)" in dom
-    assert "installed; licence CC BY-SA 4.0 (ASP)" in dom
+    assert "installed; licence CC BY-SA 4.0 (ASP, PSE-I)" in dom
     png = tmp_path / "fresh.png"
     screenshot(page, tmp_path / "profile", png, height=3200)
     record_property("screenshot", str(png))
