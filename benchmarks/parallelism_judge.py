@@ -199,7 +199,7 @@ def main() -> None:
                 raise ValueError(f"--still takes NAME=REPORTS with NAME in the key, got {arg!r}")
             still[name] = reported(Path(path))
         result = score(restricted(key, still), read_labels(args.dir / "judgements.jsonl"))
-    except ValueError as err:
+    except (ValueError, OSError, KeyError) as err:
         sys.exit(f"parallelism_judge: {err}")
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, indent=2), encoding="utf8")

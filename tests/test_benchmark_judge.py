@@ -90,6 +90,25 @@ def test_still_counts_only_the_reports_a_filtered_model_keeps(judge, tmp_path):
         judge.restricted(key, {"a": judge.reported(path)})
 
 
+def test_score_still_fails_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    folder = tmp_path / "judged"
+    folder.mkdir()
+    key = {"tokens": {"a": {"en": 10}}, "items": {}}
+    (folder / "key.json").write_text(json.dumps(key))
+    (folder / "judgements.jsonl").write_text("")
+    for still in ("a=" + str(tmp_path / "missing.json"), "b=x.json", "no-equals"):
+        result = subprocess.run(
+            [sys.executable, str(PATH), "score", "--dir", str(folder), "--output",
+             str(tmp_path / "out.json"), "--still", still],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+        assert result.stderr.startswith("parallelism_judge:")
+
+
 @pytest.fixture(scope="module")
 def famous():
     path = PATH.with_name("parallelism_famous.py")
