@@ -20,11 +20,13 @@ from pathlib import Path
 from typing import Dict, List
 
 import numpy as np
+from intertext_reranker_models import SHIPPED_RERANK_FOLD, grouped_cv
 
 from spacy_rhetoric.intertext import evaluate as ev
 from spacy_rhetoric.intertext.dense import load_encoder, prompt_prefix
 
-SHIPPED_RERANK_FOLD = ev.rerank_fold
+# the index's dense encoder, whose word-piece states are compared
+MODEL = "multilingual-e5-small"
 
 
 class PieceStates:
@@ -93,32 +95,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=Path("assets"))
     parser.add_argument("--index", type=Path, required=True)
-    parser.add_argument("--model", default="multilingual-e5-small")
     parser.add_argument("--output", type=Path, required=True)
     args = parser.parse_args()
     labels = args.data / "loci-similes" / "labels.csv"
     texts = args.data / "latin-corpora" / "tesserae" / "texts" / "la"
     bench, _ = ev.build_benchmark(labels, texts, "full")
     text_of = dict(zip(bench.query_ids, bench.query_texts))
-    states = PieceStates(args.model)
-    # candidate rows are rows of the pool, the index's rows (built from the same sources)
-    ev.rerank_fold = maxsim_rerank_fold(states, list(bench.source_texts), text_of)
+    states = PieceStates(MODEL)
     start = time.perf_counter()
-    try:
-        out = ev.evaluate(
-            labels, texts, "full", ("grouped",), index_dir=args.index, model=args.model
-        )
-    finally:
-        ev.rerank_fold = SHIPPED_RERANK_FOLD
-    grouped = out["grouped"]
-    summary = {
-        "reranked_top100_recall@10": grouped["rerank@100"]["ranking"]["recall@10"],
-        "reranked_top100_recall@100": grouped["rerank@100"]["ranking"]["recall@100"],
-        **{f"all_f1@{k}": grouped[f"rerank@{k}"]["all_f1"] for k in ev.KS},
-    }
+    # candidate rows are rows of the pool, the index's rows (built from the same sources)
+    fit_fold = maxsim_rerank_fold(states, list(bench.source_texts), text_of)
+    grouped, summary = grouped_cv(args.data, args.index, fit_fold=fit_fold)
     result = {
         "index": str(args.index),
-        "model": args.model,
+        "model": MODEL,
         "seconds": time.perf_counter() - start,
         "encoding_seconds": states.seconds,
         "passages_encoded": sum(1 for key in states.states if key[0] == "passage"),

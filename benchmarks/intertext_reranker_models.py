@@ -100,6 +100,35 @@ MODELS = {
 FOLD_FITTERS = {"relative": relative_rerank_fold}
 
 
+def grouped_cv(data: Path, index: Path, reranker=SHIPPED, fit_fold=SHIPPED_RERANK_FOLD):
+    """The grouped 5-fold CV of ``intertext evaluate --pool full`` with the reranker's
+    class and its per-fold fitting swapped in (and put back after).
+
+    RETURNS (Tuple[dict, dict]): the protocol's metrics and their summary (the reranked
+    list's R@10 and R@100, F1 over all queries at each k).
+    """
+    ev.FeatureReranker, ev.rerank_fold = reranker, fit_fold
+    try:
+        out = ev.evaluate(
+            data / "loci-similes" / "labels.csv",
+            data / "latin-corpora" / "tesserae" / "texts" / "la",
+            "full",
+            ("grouped",),
+            index_dir=index,
+            model="multilingual-e5-small",
+        )
+    finally:
+        ev.FeatureReranker, ev.rerank_fold = SHIPPED, SHIPPED_RERANK_FOLD
+    grouped = out["grouped"]
+    ranking = grouped["rerank@100"]["ranking"]
+    summary = {
+        "reranked_top100_recall@10": ranking["recall@10"],
+        "reranked_top100_recall@100": ranking["recall@100"],
+        **{f"all_f1@{k}": grouped[f"rerank@{k}"]["all_f1"] for k in ev.KS},
+    }
+    return grouped, summary
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=Path("assets"))
@@ -113,31 +142,14 @@ def main() -> None:
         parser.error(f"unknown models {sorted(unknown)}; choose from {sorted(MODELS)}")
     results = {}
     for name in names:
-        ev.FeatureReranker = MODELS[name]
-        ev.rerank_fold = FOLD_FITTERS.get(name, SHIPPED_RERANK_FOLD)
         start = time.perf_counter()
-        try:
-            out = ev.evaluate(
-                args.data / "loci-similes" / "labels.csv",
-                args.data / "latin-corpora" / "tesserae" / "texts" / "la",
-                "full",
-                ("grouped",),
-                index_dir=args.index,
-                model="multilingual-e5-small",
-            )
-        finally:
-            ev.FeatureReranker = SHIPPED
-            ev.rerank_fold = SHIPPED_RERANK_FOLD
-        grouped = out["grouped"]
+        fit_fold = FOLD_FITTERS.get(name, SHIPPED_RERANK_FOLD)
+        grouped, summary = grouped_cv(args.data, args.index, MODELS[name], fit_fold)
         results[name] = {
             "seconds": time.perf_counter() - start,
             "grouped": grouped,
+            "summary": summary,
         }
-        summary = {
-            "reranked_top100_recall@10": grouped["rerank@100"]["ranking"]["recall@10"],
-            **{f"all_f1@{k}": grouped[f"rerank@{k}"]["all_f1"] for k in ev.KS},
-        }
-        results[name]["summary"] = summary
         print(name, json.dumps(summary), flush=True)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps({"index": str(args.index), "models": results}, indent=1))

@@ -11,7 +11,8 @@ rounded to the grid: the value ``xx_rhetoric_parallelism`` would add for English
         --dev la=corpus/asp/dev.spacy,zh=corpus/pse/dev.spacy \
         --output benchmarks/results/parallelism_transfer_penalty.json
 
-Each head reads each split once; the encoder's states are kept in memory between the
+Each head is scored over the grid by ``parallelism.evaluate.tune_outside_penalty`` (what
+``parallelism tune`` runs); the encoder's states are kept in memory between the
 penalties, so only the head runs again.
 """
 
@@ -24,7 +25,7 @@ from typing import Dict, List, Tuple
 import spacy
 
 import spacy_rhetoric  # noqa: F401
-from spacy_rhetoric.parallelism.evaluate import evaluate_parallelism
+from spacy_rhetoric.parallelism.evaluate import tune_outside_penalty
 
 
 def pairs(spec: str) -> List[Tuple[str, str]]:
@@ -39,12 +40,6 @@ def pairs(spec: str) -> List[Tuple[str, str]]:
             raise ValueError(f"expected KEY=VALUE, got {part!r}")
         out.append((key, value))
     return out
-
-
-def best(scores: Dict[str, float]) -> float:
-    """The penalty with the highest score (the smallest one on a tie)."""
-    top = max(scores.values())
-    return min(float(p) for p, score in scores.items() if score == top)
 
 
 def main() -> None:
@@ -65,13 +60,14 @@ def main() -> None:
         tagger = nlp.get_pipe("parallelism_tagger")
         tuned = float(tagger.cfg.get("outside_penalty", 0.0))
         for dev_lang, dev in devs.items():
-            scores = {}
-            for penalty in grid:
-                tagger.cfg["outside_penalty"] = penalty
-                result = evaluate_parallelism(dev, None, nlp)
-                scores[str(penalty)] = round(100 * result["parallelism_epm_f"], 2)
-                print(lang, model, dev_lang, penalty, scores[str(penalty)], flush=True)
+            # every penalty of the grid scored, the best kept (ties: the smaller one)
+            tuning = tune_outside_penalty(nlp, dev, grid)
             tagger.cfg["outside_penalty"] = tuned
+            scores = {
+                value: round(100 * table["parallelism_epm_f"], 2)
+                for value, table in tuning["scores"].items()
+            }
+            print(lang, model, dev_lang, scores, flush=True)
             runs.append(
                 {
                     "head": lang,
@@ -80,7 +76,7 @@ def main() -> None:
                     "dev": dev_lang,
                     "own": dev_lang == lang,
                     "epm_f": scores,
-                    "best_penalty": best(scores),
+                    "best_penalty": float(tuning["best"]),
                 }
             )
     offsets: Dict[str, List[float]] = {}

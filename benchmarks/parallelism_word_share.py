@@ -15,18 +15,19 @@ MODEL is a pipeline directory or an installed package.
 
 import argparse
 import json
-import tempfile
 import time
 from pathlib import Path
 from typing import Dict, List, Tuple
 
 import spacy
-from spacy.tokens import DocBin
+from spacy.training import Example
 
 import spacy_rhetoric  # noqa: F401
 from spacy_rhetoric.corpora.parallelisms import get_parallelisms
-from spacy_rhetoric.parallelism.evaluate import evaluate_parallelism
-from spacy_rhetoric.parallelism.reading import is_word
+from spacy_rhetoric.corpora.stats import read_docbins
+from spacy_rhetoric.parallelism.evaluate import predict_docs
+from spacy_rhetoric.parallelism.metrics import score_parallelism
+from spacy_rhetoric.parallelism.reading import word_share
 
 METRICS = ("epm", "mpbm", "mbawo", "mwo")
 
@@ -43,18 +44,16 @@ def runs(spec: str) -> List[Tuple[str, str, List[str]]]:
     return [(name, model, golds.split(","))]
 
 
-def gold_shares(path: str, vocab, shares: List[float]) -> Dict[str, int]:
-    """How many gold branches of ``path`` hold fewer words than each share."""
+def gold_shares(docs, shares: List[float]) -> Dict:
+    """How many gold branches of ``docs`` have a smaller word share than each setting."""
     counts = {str(share): 0 for share in shares}
     total = 0
-    for doc in DocBin().from_disk(path).get_docs(vocab):
+    for doc in docs:
         for parallelism in get_parallelisms(doc):
             for start, end in parallelism.offsets:
-                tokens = [t for t in doc[start:end] if not t.is_space]
-                words = sum(is_word(t.text) for t in tokens)
                 total += 1
                 for share in shares:
-                    counts[str(share)] += words < share * len(tokens)
+                    counts[str(share)] += word_share(doc[start:end]) < share
     return {"branches": total, "below": counts}
 
 
@@ -76,24 +75,22 @@ def main() -> None:
         ]
         rows = results["models"].setdefault(name, {"model": model, "splits": {}})
         for gold in golds:
+            gold_docs = list(read_docbins([gold], nlp.vocab))
             if gold not in results["gold"]:
-                results["gold"][gold] = gold_shares(gold, nlp.vocab, shares)
+                results["gold"][gold] = gold_shares(gold_docs, shares)
             for share in shares:
                 for tagger in taggers:
                     tagger.min_word_share = share
                 start = time.perf_counter()
-                with tempfile.TemporaryDirectory() as tmp:
-                    saved = Path(tmp) / "predicted.spacy"
-                    scores = evaluate_parallelism(gold, None, nlp, save_predictions=saved)
-                    predicted = sum(
-                        len(get_parallelisms(doc))
-                        for doc in DocBin().from_disk(saved).get_docs(nlp.vocab)
-                    )
+                predicted = predict_docs(nlp, gold_docs)
+                scores = score_parallelism(
+                    [Example(p, g) for p, g in zip(predicted, gold_docs, strict=True)]
+                )
                 row = {
                     f"{metric}_f": round(100 * scores[f"parallelism_{metric}_f"], 2)
                     for metric in METRICS
                 }
-                row["predicted"] = predicted
+                row["predicted"] = sum(len(get_parallelisms(doc)) for doc in predicted)
                 row["seconds"] = round(time.perf_counter() - start, 1)
                 rows["splits"].setdefault(gold, {})[str(share)] = row
                 print(name, gold, share, row, flush=True)

@@ -6,7 +6,7 @@ where they are not words."""
 from typing import Callable, Dict, List, Sequence, Tuple
 
 from spacy.attrs import ORTH, SPACY
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Span
 
 from ..corpora.latin import classical_latin, normalize_latin
 from ..corpora.util import carry_language
@@ -18,9 +18,12 @@ SPELLINGS: Dict[str, Callable[[str], str]] = {
 }
 
 
-def is_word(text: str) -> bool:
-    """RETURNS (bool): whether a token's text holds a letter or a digit (any script)."""
-    return any(char.isalnum() for char in text)
+def word_share(span: Span) -> float:
+    """RETURNS (float): the share of a span's tokens (whitespace tokens aside) whose text
+    holds a letter or a digit, in any script; 0.0 for a span of whitespace only."""
+    tokens = [token.text for token in span if not token.is_space]
+    words = sum(any(char.isalnum() for char in text) for text in tokens)
+    return words / len(tokens) if tokens else 0.0
 
 
 def tidy_branches(
@@ -48,11 +51,7 @@ def tidy_branches(
                 start += 1
             while end > start and doc[end - 1].is_space:
                 end -= 1
-            if start == end:
-                continue
-            tokens = [token for token in doc[start:end] if not token.is_space]
-            words = sum(is_word(token.text) for token in tokens)
-            if words >= min_word_share * len(tokens):
+            if start < end and word_share(doc[start:end]) >= min_word_share:
                 branches.append((start, end))
         if len(branches) >= 2:
             tidied.append((tuple(branches), stratum))
