@@ -13,6 +13,23 @@ from spacy_rhetoric.assets import CHECKOUT_DATA, DATA_ENV, data_root  # noqa: E4
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _load_benchmark(name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def load_benchmark():
+    """A function: NAME -> the module of benchmarks/NAME.py (the scripts are not a
+    package)."""
+    return _load_benchmark
 
 
 def _data_root() -> Path:

