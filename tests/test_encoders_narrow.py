@@ -133,6 +133,29 @@ def test_a_file_missing_a_parameter_is_refused():
 
 
 @pytest.mark.parametrize(
+    "damage",
+    ["unknown name", "no scale", "wrong shape", "layer beyond keep"],
+)
+def test_a_malformed_parameter_fails_in_one_line(damage):
+    base = _base()
+    keep = [[0, 1], [2, 3]]
+    msg = srsly.msgpack_loads(serialize_narrow(base, _student(base, keep), keep, "abc"))
+    stored = msg["weights"]
+    name = "encoder.layer.1.intermediate.dense.weight"
+    if damage == "unknown name":
+        stored["encoder.layer.1.nothing.weight"] = stored.pop(name)
+    elif damage == "no scale":
+        del stored[name]["scale"]
+    elif damage == "wrong shape":
+        stored[name]["int8"] = stored[name]["int8"][:, :3]
+    else:
+        stored["encoder.layer.5.intermediate.dense.weight"] = stored.pop(name)
+    with pytest.raises(EncoderError) as info:
+        narrow_state_dict(base, msg)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
     "content,message",
     [
         (None, "cannot read it"),

