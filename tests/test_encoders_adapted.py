@@ -20,9 +20,9 @@ from spacy_rhetoric.encoders.adapted import doc_gather  # noqa: E402
 from spacy_rhetoric.encoders.convert import import_encoder  # noqa: E402
 from spacy_rhetoric.encoders.delta import (  # noqa: E402
     AdaptedWeightsError,
-    _dequantize,
-    _quantize,
+    dequantize_rows,
     pool,
+    quantize_rows,
 )
 from spacy_rhetoric.encoders.vectors import pool_tokens, strided_windows  # noqa: E402
 
@@ -83,14 +83,14 @@ def test_int8_deltas_are_within_half_a_step_per_row():
     rng = numpy.random.default_rng(0)
     matrix = rng.normal(scale=1e-3, size=(16, 24)).astype("float32")
     matrix[3] = 0.0
-    stored = _quantize(matrix)
+    stored = quantize_rows(matrix)
     assert stored["int8"].dtype == numpy.int8
-    error = numpy.abs(_dequantize(stored) - matrix)
+    error = numpy.abs(dequantize_rows(stored) - matrix)
     step = numpy.abs(matrix).max(1) / 127
     assert (error <= step[:, None] / 2 + 1e-12).all()
-    assert not _dequantize(stored)[3].any()
+    assert not dequantize_rows(stored)[3].any()
     vector = rng.normal(size=7).astype("float32")
-    assert numpy.array_equal(_dequantize(_quantize(vector)), vector)
+    assert numpy.array_equal(dequantize_rows(quantize_rows(vector)), vector)
 
 
 def _pipeline(encoder_dir, trainable_layers=2, frozen_layers=(4,)):

@@ -138,7 +138,7 @@ def serialize_deltas(module: AdaptedLayers) -> bytes:
         stored = {}
         for key, param in layer.items():
             array = param.detach().float().cpu().numpy()
-            stored[key] = _quantize(array)
+            stored[key] = quantize_rows(array)
         deltas.append(stored)
     msg = {
         "format": FORMAT,
@@ -190,7 +190,7 @@ def deserialize_deltas(module: AdaptedLayers, data: bytes, device: Any) -> Adapt
             if set(stored) != set(layer.keys()):
                 raise AdaptedWeightsError("adapted encoder weights name other parameters")
             for key, param in layer.items():
-                array = _dequantize(stored[key])
+                array = dequantize_rows(stored[key])
                 if tuple(array.shape) != tuple(param.shape):
                     raise AdaptedWeightsError(
                         f"adapted encoder weight {key} has shape {array.shape}, "
@@ -207,7 +207,7 @@ def deserialize_deltas(module: AdaptedLayers, data: bytes, device: Any) -> Adapt
     return module.to(device)
 
 
-def _quantize(array: numpy.ndarray) -> Dict[str, Any]:
+def quantize_rows(array: numpy.ndarray) -> Dict[str, Any]:
     """Matrices: int8 per row with a float32 scale per row; vectors (biases, norms;
     few): float32."""
     if array.ndim < 2:
@@ -219,7 +219,7 @@ def _quantize(array: numpy.ndarray) -> Dict[str, Any]:
     return {"int8": q, "scale": scale.astype("float32"), "shape": list(array.shape)}
 
 
-def _dequantize(stored: Dict[str, Any]) -> numpy.ndarray:
+def dequantize_rows(stored: Dict[str, Any]) -> numpy.ndarray:
     if "float" in stored:
         return numpy.array(stored["float"], dtype="float32")  # a writable copy
     rows = stored["int8"].astype("float32") * stored["scale"][:, None]

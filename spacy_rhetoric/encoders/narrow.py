@@ -5,11 +5,12 @@ A *narrow* encoder is the base encoder's first ``n`` layers, each feed-forward c
 ``k`` of its units, the cut layers then distilled from the full ones
 (``benchmarks/encoder_distill.py``). Its file (``.msgpack``, about 10 MB for 8 layers of
 768 units) holds the units kept in each layer, each cut layer's matrices as int8 deltas
-from the base's (per row, with a float32 scale), its vectors (biases, norms) in float32,
-and the checksum of the base it was cut from. An ``EncoderVectors`` layer reads it when
-its ``name`` is the file's path: on first use ``resolve_encoder(PATH)`` writes the
-Hugging Face directory into the models cache (a ``BertModel`` of ``n`` layers of width
-``k`` with the base's embeddings and tokenizer), as ``encoder_path`` does for the base.
+from the base's (per row with a float32 scale, stored as ``delta.py`` stores its
+deltas), its vectors (biases, norms) in float32, and the checksum of the base it was
+cut from. An ``EncoderVectors`` layer reads it when its ``name`` is the file's path: on
+first use ``resolve_encoder(PATH)`` writes the Hugging Face directory into the models
+cache (a ``BertModel`` of ``n`` layers of width ``k`` with the base's embeddings and
+tokenizer), as ``encoder_path`` does for the base.
 No narrow encoder ships: none has yet kept a package's validation score and reached its
 speed (docs/results/parallelism.md, session 36).
 """
@@ -28,6 +29,7 @@ from filelock import FileLock
 
 from ..models import cache_dir
 from .convert import ENCODER_NAME, INFO_FILE, EncoderError, _sha256, encoder_path, is_current
+from .delta import dequantize_rows, quantize_rows
 
 FORMAT = "spacy-rhetoric.narrow-encoder.v1"
 SUFFIX = ".msgpack"
@@ -71,14 +73,10 @@ def serialize_narrow(
     stored: Dict[str, Any] = {}
     for name, array in layers.items():
         array = numpy.asarray(array, dtype=numpy.float32)
-        if array.ndim < 2:
-            stored[name] = {"float": array}
-            continue
-        delta = array - cut_base(base, name, keep[_layer(name)])
-        scale = numpy.abs(delta).max(1) / 127.0
-        scale[scale == 0] = 1.0
-        q = numpy.clip(numpy.rint(delta / scale[:, None]), -127, 127).astype(numpy.int8)
-        stored[name] = {"int8": q, "scale": scale.astype(numpy.float32)}
+        # vectors whole (float32), matrices as their change from the base's cut (int8 rows)
+        if array.ndim >= 2:
+            array = array - cut_base(base, name, keep[_layer(name)])
+        stored[name] = quantize_rows(array)
     msg = {
         "format": FORMAT,
         "base": ENCODER_NAME,
@@ -116,14 +114,13 @@ def narrow_state_dict(
     weights = {k: v for k, v in base.items() if not k.startswith("encoder.layer.")}
     for name, stored in msg["weights"].items():
         try:
-            if "float" in stored:
-                weights[name] = numpy.array(stored["float"], dtype=numpy.float32)
-                continue
-            delta = stored["int8"].astype(numpy.float32) * stored["scale"][:, None]
-            cut = cut_base(base, name, keep[_layer(name)])
-            if cut.shape != delta.shape:
-                raise ValueError(name)
-            weights[name] = cut + delta
+            value = dequantize_rows(stored)
+            if "float" not in stored:  # a matrix: its change from the base's cut
+                cut = cut_base(base, name, keep[_layer(name)])
+                if cut.shape != value.shape:
+                    raise ValueError(name)
+                value = cut + value
+            weights[name] = value
         except (KeyError, IndexError, ValueError, TypeError, AttributeError) as err:
             raise EncoderError(f"parameter {name!r} is malformed or not in the base") from err
     expected = {
@@ -199,19 +196,17 @@ def build_narrow(source: Path, base: Path, out: Path, checksum: str) -> Path:
         shutil.copytree(base, work, ignore=shutil.ignore_patterns("model.safetensors"))
         save_file(weights, str(work / "model.safetensors"), metadata={"format": "pt"})
         (work / "config.json").write_text(json.dumps(config, indent=2), encoding="utf8")
-        base_info = dict(info)
-        info.update(
-            {
-                "name": out.name,
-                "source": str(source),
-                "source_sha256": checksum,
-                "base": base_info,
-                "note": f"the first {len(msg['keep'])} layers of {ENCODER_NAME}, each "
-                f"feed-forward cut to {len(msg['keep'][0])} units and distilled "
-                "(benchmarks/encoder_distill.py)",
-            }
-        )
-        (work / INFO_FILE).write_text(json.dumps(info, indent=2), encoding="utf8")
+        narrow_info = {
+            **info,
+            "name": out.name,
+            "source": str(source),
+            "source_sha256": checksum,
+            "base": info,
+            "note": f"the first {len(msg['keep'])} layers of {ENCODER_NAME}, each "
+            f"feed-forward cut to {len(msg['keep'][0])} units and distilled "
+            "(benchmarks/encoder_distill.py)",
+        }
+        (work / INFO_FILE).write_text(json.dumps(narrow_info, indent=2), encoding="utf8")
         if out.is_symlink() or out.is_file():
             out.unlink()
         elif out.exists():
