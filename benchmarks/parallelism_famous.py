@@ -124,10 +124,27 @@ def running_corpora(spec: Optional[str]) -> Dict[str, str]:
     return corpora
 
 
-def running(nlp, lang: str, data_dir: Path, corpus: str) -> Dict:
+def first_tokens(docs: Sequence[Doc], max_tokens: Optional[int]) -> List[Doc]:
+    """The first whole docs, in order, until they hold ``max_tokens`` tokens (the doc that
+    reaches it included; None: all of them)."""
+    if max_tokens is None:
+        return list(docs)
+    if max_tokens < 1:
+        raise ValueError(f"--running-tokens must be >= 1, got {max_tokens}")
+    kept, total = [], 0
+    for doc in docs:
+        if total >= max_tokens:
+            break
+        kept.append(doc)
+        total += len(doc)
+    return kept
+
+
+def running(nlp, lang: str, data_dir: Path, corpus: str, max_tokens: Optional[int] = None) -> Dict:
     texts = [doc.text for doc in running_text([data_dir / corpus], nlp.vocab)]
+    inputs = first_tokens(list(tokenized(nlp, lang, texts)), max_tokens)
     start = time.perf_counter()
-    docs = list(nlp.pipe(tokenized(nlp, lang, texts)))
+    docs = list(nlp.pipe(inputs))
     seconds = time.perf_counter() - start
     tokens = sum(len(doc) for doc in docs)
     reports = [
@@ -169,6 +186,15 @@ def report(doc: Doc, index: int, offsets: Sequence[Branch], context: int = 12) -
     }
 
 
+def load(model: str, precision: Optional[str] = None):
+    """RETURNS (Language): the pipeline, its parallelism tagger's encoder at ``precision``
+    (None: as configured)."""
+    if precision is None:
+        return spacy.load(model)
+    tok2vec = {"model": {"tok2vec": {"precision": precision}}}
+    return spacy.load(model, config={"components": {"parallelism_tagger": tok2vec}})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("model", help="an installed package or a pipeline directory")
@@ -186,6 +212,19 @@ def main() -> None:
         "--reports", type=Path, default=None, help="write the running-text reports here"
     )
     parser.add_argument(
+        "--running-tokens",
+        type=int,
+        default=None,
+        help="read only the first whole docs of each running text, up to this many tokens",
+    )
+    parser.add_argument(
+        "--precision",
+        choices=("float32", "bfloat16", "auto"),
+        default=None,
+        help="the encoder's precision (default: the pipeline's; a package predicts at "
+        "'auto', the pipeline it was built from at its training config's)",
+    )
+    parser.add_argument(
         "--min-word-share",
         type=float,
         default=None,
@@ -197,17 +236,25 @@ def main() -> None:
         corpora = running_corpora(args.running)
     except ValueError as err:
         parser.error(str(err))
+    if args.running_tokens is not None and args.running_tokens < 1:
+        parser.error(f"--running-tokens must be >= 1, got {args.running_tokens}")
     items = srsly.read_json(REPO / "benchmarks" / "data" / "parallelisms_famous.json")
-    nlp = spacy.load(args.model)
+    nlp = load(args.model, args.precision)
     if args.min_word_share is not None:
         for name, pipe in nlp.pipeline:
             if nlp.get_pipe_meta(name).factory == "parallelism_tagger":
                 pipe.min_word_share = args.min_word_share
-    result = {"model": args.model, "min_word_share": args.min_word_share, "languages": {}}
+    result = {
+        "model": args.model,
+        "min_word_share": args.min_word_share,
+        "precision": args.precision,
+        "running_tokens": args.running_tokens,
+        "languages": {},
+    }
     for lang in args.langs.split(","):
         result["languages"][lang] = {
             "famous": famous(nlp, lang, items[lang]),
-            "running_text": running(nlp, lang, args.data, corpora[lang]),
+            "running_text": running(nlp, lang, args.data, corpora[lang], args.running_tokens),
         }
         famous_ = result["languages"][lang]["famous"]
         print(

@@ -178,11 +178,12 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
         ),
         ModelSpec(
             "parallelism-xx", "xx", "parallelism",
-            "parallelism_tagger on frozen multilingual-e5-small, trained on ASP (Latin) and "
-            "PSE-I (Chinese) together: zero-shot for other languages",
+            "parallelism_tagger on frozen multilingual-e5-small: three heads trained on ASP "
+            "(Latin) and PSE-I (Chinese) together, chosen on both dev splits: zero-shot for "
+            "other languages",
             CC_BY_SA + " (ASP, PSE-I); encoder MIT", ("asp", "pse-i"),
-            (*JOINT_CORPUS, "train-parallelism-joint-me5", "tune-parallelism-joint-me5"),
-            "training/parallelism-joint-me5/model-tuned", package="xx_rhetoric_parallelism",
+            (*JOINT_CORPUS, "train-parallelism-la", "ensemble-parallelism-xx"),
+            "training/parallelism-xx/model-tuned", package="xx_rhetoric_parallelism",
             sources=(ASP, PSE_I, E5),
             precision="auto",
         ),

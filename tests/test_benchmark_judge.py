@@ -121,3 +121,42 @@ def test_running_text_can_be_named_per_language(famous):
 def test_a_malformed_running_text_fails_in_one_line(famous, spec):
     with pytest.raises(ValueError, match="LANG=PATH"):
         famous.running_corpora(spec)
+
+
+def test_running_text_is_cut_at_whole_docs(famous):
+    """``--running-tokens``: the first whole docs in order until the count is reached
+    (the doc that reaches it kept), against a brute-force prefix search."""
+    import spacy
+
+    vocab = spacy.blank("en").vocab
+    lengths = [5, 3, 7, 1, 4]
+    docs = [spacy.tokens.Doc(vocab, words=["w"] * n) for n in lengths]
+    for cap in range(1, sum(lengths) + 3):
+        kept = famous.first_tokens(docs, cap)
+        n = next((i + 1 for i in range(len(lengths)) if sum(lengths[: i + 1]) >= cap), len(lengths))
+        assert [len(d) for d in kept] == lengths[:n], cap
+    assert famous.first_tokens(docs, None) == docs
+    with pytest.raises(ValueError, match="--running-tokens"):
+        famous.first_tokens(docs, 0)
+
+
+def test_running_tokens_below_one_fail_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    famous_path = PATH.parent / "parallelism_famous.py"
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(famous_path),
+            "x",
+            "--output",
+            str(tmp_path / "o.json"),
+            "--running-tokens",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2
+    assert "--running-tokens must be >= 1" in result.stderr.strip().splitlines()[-1]
