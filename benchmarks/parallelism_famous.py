@@ -142,7 +142,7 @@ def first_tokens(docs: Sequence[Doc], max_tokens: Optional[int]) -> List[Doc]:
 
 def running(nlp, lang: str, data_dir: Path, corpus: str, max_tokens: Optional[int] = None) -> Dict:
     texts = [doc.text for doc in running_text([data_dir / corpus], nlp.vocab)]
-    inputs = first_tokens(list(tokenized(nlp, lang, texts)), max_tokens)
+    inputs = first_tokens(tokenized(nlp, lang, texts), max_tokens)
     start = time.perf_counter()
     docs = list(nlp.pipe(inputs))
     seconds = time.perf_counter() - start
