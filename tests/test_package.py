@@ -90,3 +90,58 @@ def test_spacy_package_builds_installable_pipeline(tmp_path):
     assert loaded["pipes"] == ["parallelism_tagger"]
     assert loaded["module"] == "spacy_rhetoric.parallelism.component"
     assert [tuple(span) for span in loaded["spans"]] == expected
+
+
+def test_shipped_packages_carry_performance_and_an_open_requirement():
+    """Every shipped package's meta reports numbers (`performance`), and a package with our
+    components requires spacy_rhetoric from its version on, up to 1.0 (a registered name
+    never changes once released), which the installed spacy_rhetoric satisfies."""
+    import importlib.metadata
+    from pathlib import Path
+
+    from packaging.requirements import Requirement
+
+    from spacy_rhetoric import models
+
+    wheels = sorted((Path(models.__file__).parents[1] / "models").glob("*.whl"))
+    specs = {spec.package: spec for spec in models.MODEL_SPECS.values() if spec.package}
+    own = importlib.metadata.version("spacy_rhetoric")
+    for wheel in wheels:
+        package, version = wheel.name.split("-")[:2]
+        spec = specs[package]
+        meta = json.loads((models.installed_path(spec) / "meta.json").read_text("utf8"))
+        assert meta["version"] == version, package
+        performance = meta["performance"]
+        assert performance and all(
+            isinstance(value, (int, float, dict)) for value in performance.values()
+        ), package
+        ours = [
+            Requirement(r) for r in meta.get("requirements", []) if r.startswith("spacy_rhetoric")
+        ]
+        if spec.role == "base":
+            assert not ours, package
+        else:
+            (requirement,) = ours
+            assert own in requirement.specifier and "1.0.0" not in requirement.specifier, package
+    intertext = json.loads(
+        (models.installed_path(models.get_spec("intertext-la")) / "meta.json").read_text("utf8")
+    )["performance"]
+    # the grouped-fold scores of the shipped reranker recipe, read from its results file
+    expected = models.read_performance(
+        models.project_dir() / models.get_spec("intertext-la").performance[0],
+        models.get_spec("intertext-la"),
+    )
+    assert intertext == expected and 0.5 < intertext["intertext_virgil_p"] <= 1.0
+
+
+def test_read_performance_names_a_missing_file_or_figure(tmp_path):
+    import pytest
+
+    from spacy_rhetoric.models import ModelError, get_spec, read_performance
+
+    spec = get_spec("intertext-la")
+    with pytest.raises(ModelError, match="cannot read its scores"):
+        read_performance(tmp_path / "missing.json", spec)
+    (tmp_path / "partial.json").write_text(json.dumps({"loci_similes": {}}), encoding="utf8")
+    with pytest.raises(ModelError, match="holds no number at loci_similes/virgil"):
+        read_performance(tmp_path / "partial.json", spec)
