@@ -14,7 +14,6 @@ split is only measured for the chosen setting. Ties go to the setting nearest to
 """
 
 import argparse
-import os
 import time
 from pathlib import Path
 
@@ -22,12 +21,14 @@ import numpy
 import spacy
 import srsly
 
+from spacy_rhetoric.assets import data_root
 from spacy_rhetoric.chiasmus.crossval import first_annotated
 from spacy_rhetoric.chiasmus.eval_english import ENGLISH_POSITIVE, english_examples
 from spacy_rhetoric.chiasmus.metrics import average_precision
 from spacy_rhetoric.chiasmus.rules import RULE_WEIGHTS, rule_features
 
-DATA = Path(os.environ.get("SPACY_RHETORIC_DATA", "../shared/data"))
+# the data mirror: $SPACY_RHETORIC_DATA, else ../shared/data beside the checkout
+DATA = data_root(required=False) or Path("../shared/data")
 STOP = (-10.0, -7.5, -5.0, -2.5, 0.0)
 CONTENT = (0.0, 2.5, 5.0, 7.5, 10.0)
 TODAY = (-10.0, 0.0)

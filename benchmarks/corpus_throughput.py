@@ -137,6 +137,8 @@ def main() -> None:
         "--output", type=Path, default=REPO / "benchmarks/results/corpus_throughput.json"
     )
     opts = parser.parse_args()
+    # the runs start in the repository: a pipeline directory named from here, resolved
+    model = str(Path(opts.model).resolve()) if Path(opts.model).exists() else opts.model
     tmp = Path(tempfile.mkdtemp(prefix="corpus_throughput-"))
     try:
         corpus = tmp / "corpus"
@@ -146,7 +148,7 @@ def main() -> None:
         results: Dict[str, Any] = {}
         for name in opts.setups.split(","):
             print(f"running {name} ...", file=sys.stderr)
-            results[name] = run_setup(name, SETUPS[name], opts.model, corpus, tmp / name, opts)
+            results[name] = run_setup(name, SETUPS[name], model, corpus, tmp / name, opts)
             print(
                 f"  {results[name]['words_per_second']:.0f} words/s, "
                 f"{results[name]['seconds']:.1f}s",

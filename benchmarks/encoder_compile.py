@@ -89,7 +89,7 @@ def main() -> None:
         "summary": summary,
     }
     print(json.dumps(summary))
-    out = Path("benchmarks/results") / f"encoder_compile_{args.name}.json"
+    out = Path(__file__).resolve().parent / "results" / f"encoder_compile_{args.name}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {out}")
 

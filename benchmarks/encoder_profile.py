@@ -157,7 +157,7 @@ def main() -> None:
         results["reading"] = reading(args.pipeline, args.gold)
     for key, value in results.items():
         print(f"{key}: {value}")
-    out = Path("benchmarks/results") / f"encoder_profile_{args.name}.json"
+    out = Path(__file__).resolve().parent / "results" / f"encoder_profile_{args.name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2))
     print(f"wrote {out}")

@@ -131,7 +131,7 @@ def main() -> None:
     }
     for key, row in results["summary"].items():
         print(key, row)
-    out = Path("benchmarks/results") / f"encoder_speed_{args.name}.json"
+    out = Path(__file__).resolve().parent / "results" / f"encoder_speed_{args.name}.json"
     out.write_text(json.dumps(results, indent=2))
     print(f"wrote {out}")
 

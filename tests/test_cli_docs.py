@@ -1,5 +1,5 @@
-"""Every ``python -m spacy_rhetoric ...`` command written in the README, docs/ and project.yml
-names a registered command and only options that command has."""
+"""Every ``python -m spacy_rhetoric ...`` command written in the README, docs/, project.yml and
+benchmarks/project.yml names a registered command and only options that command has."""
 
 import re
 import shlex
@@ -28,11 +28,15 @@ def _readme_commands() -> Iterator[Tuple[str, str]]:
 
 
 def _project_commands() -> Iterator[Tuple[str, str]]:
-    project = srsly.read_yaml(REPO / "project.yml")
-    for command in project["commands"]:
-        for script in command.get("script", []):
-            for match in PREFIX.finditer(script):
-                yield f"project.yml:{command['name']}", match.group(1)
+    """The commands of both projects: the product's (project.yml) and the experiments'
+    (benchmarks/project.yml; its paths read from benchmarks/, ../corpus and so on, which
+    does not matter here: only commands and options are checked)."""
+    for name in ("project.yml", "benchmarks/project.yml"):
+        project = srsly.read_yaml(REPO / name)
+        for command in project["commands"]:
+            for script in command.get("script", []):
+                for match in PREFIX.finditer(script):
+                    yield f"{name}:{command['name']}", match.group(1)
 
 
 def _tokens(text: str) -> List[str]:
@@ -66,7 +70,7 @@ COMMANDS = list(_readme_commands()) + list(_project_commands()) + list(_hint_com
 
 def test_documented_commands_were_found():
     places = {where.split(":")[0] for where, _ in COMMANDS}
-    assert places == {"README.md", "docs", "project.yml", "hint"}
+    assert places == {"README.md", "docs", "project.yml", "benchmarks/project.yml", "hint"}
     assert len(COMMANDS) > 40
 
 

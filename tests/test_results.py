@@ -20,10 +20,16 @@ from spacy_rhetoric.cli import app
 
 PROJECT = """
 commands:
-  - name: "evaluate-parallelism-asp"
-    outputs: ["metrics/parallelism-asp-test.json", "metrics/parallelism-asp-opt.json"]
   - name: "evaluate-chiasmus-de"
     outputs: ["metrics/chiasmus-de.json"]
+"""
+# the experiments' project: run inside benchmarks/, its outputs relative to it
+BENCHMARKS = """
+commands:
+  - name: "evaluate-parallelism-asp"
+    outputs: ["../metrics/parallelism-asp-test.json", "../metrics/parallelism-asp-opt.json"]
+  - name: "benchmark-speed"
+    outputs: ["results/speed.json"]
 """
 
 
@@ -54,6 +60,8 @@ def project(tmp_path):
         {"a": {"b": {"c": {"d": {"e": 1.0}}}, "x": 2}, "name": "text", "flag": True, "n": 7},
     )
     (tmp_path / "project.yml").write_text(PROJECT, encoding="utf8")
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "project.yml").write_text(BENCHMARKS, encoding="utf8")
     return tmp_path
 
 
@@ -89,7 +97,7 @@ def test_collect_families_values_anchors_and_commands(project):
     ]
     asp = by_name["parallelism-asp-test.json"]
     assert asp.family == "parallelism asp (test)"
-    assert asp.command == "spacy project run evaluate-parallelism-asp"
+    assert asp.command == "spacy project run evaluate-parallelism-asp benchmarks"
     assert asp.headlines[0] == ("EPM F1", 0.1457, ANCHORS["parallelism-asp-epm"])
     assert ("MWO F1", 0.3236, None) in asp.headlines
     chiasmus = by_name["chiasmus-de.json"]
@@ -112,15 +120,46 @@ def test_collect_families_values_anchors_and_commands(project):
     assert mystery.hidden == 1  # a.b.c.d.e is deeper than MAX_DEPTH
 
 
+def test_outputs_of_both_projects_map_to_their_command(project):
+    commands = project_commands(project / "project.yml")
+    asp = "spacy project run evaluate-parallelism-asp benchmarks"
+    assert commands == {
+        "metrics/chiasmus-de.json": "spacy project run evaluate-chiasmus-de",
+        "metrics/parallelism-asp-test.json": asp,
+        "metrics/parallelism-asp-opt.json": asp,
+        "benchmarks/results/speed.json": "spacy project run benchmark-speed benchmarks",
+    }
+    # a file both projects write is cited by the root project's command
+    (project / "benchmarks" / "project.yml").write_text(
+        BENCHMARKS + '  - name: "again"\n    outputs: ["../metrics/chiasmus-de.json"]\n',
+        encoding="utf8",
+    )
+    commands = project_commands(project / "project.yml")
+    assert commands["metrics/chiasmus-de.json"] == "spacy project run evaluate-chiasmus-de"
+    (project / "benchmarks" / "results").mkdir()
+    srsly.write_json(project / "benchmarks" / "results" / "speed.json", {"words": 3})
+    files = collect([project / "benchmarks" / "results"], project / "project.yml")
+    assert [item.command for item in files] == ["spacy project run benchmark-speed benchmarks"]
+
+
 def test_outputs_named_by_project_vars_map_to_their_command(tmp_path):
     (tmp_path / "project.yml").write_text(
-        'vars:\n  sitting: "s26a"\ncommands:\n  - name: "speed"\n    outputs: '
-        '["metrics/speed-${vars.sitting}.json"]\n',
+        'vars:\n  run: "s26a"\ncommands:\n  - name: "speed"\n    outputs: '
+        '["metrics/speed-${vars.run}.json"]\n',
+        encoding="utf8",
+    )
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "project.yml").write_text(
+        'vars:\n  run: "s37a"\ncommands:\n  - name: "speed-more"\n    outputs: '
+        '["results/speed-${vars.run}.json"]\n',
         encoding="utf8",
     )
     commands = project_commands(tmp_path / "project.yml")
     assert commands["metrics/speed-s26a.json"] == "spacy project run speed"
-    assert "metrics/speed-${vars.sitting}.json" not in commands
+    assert "metrics/speed-${vars.run}.json" not in commands
+    assert (
+        commands["benchmarks/results/speed-s37a.json"] == "spacy project run speed-more benchmarks"
+    )
     # a variable the project does not define: the outputs stay as written
     (tmp_path / "project.yml").write_text(
         'commands:\n  - name: "other"\n    outputs: ["metrics/other-${vars.unknown}.json"]\n',
@@ -137,7 +176,7 @@ def test_markdown_and_html_show_values_anchors_and_sources(project):
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[:5] == ["parallelism asp (test)", "EPM F1", "0.146", "0.400", "0.450"]
     assert "Bothwell" in cells[5]
-    assert cells[7] == "spacy project run evaluate-parallelism-asp"
+    assert cells[7] == "spacy project run evaluate-parallelism-asp benchmarks"
     assert "| a.x | 2 |" in markdown
     assert "0.600, 0.700" in markdown  # a short list of numbers
     assert "Published anchors" in markdown

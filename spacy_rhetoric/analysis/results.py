@@ -1,6 +1,7 @@
 """Collect the metrics JSON files of a project run into one results table (Markdown and
 self-contained HTML): our headline numbers next to the published anchors, the project
-command that produced each file, and every numeric value of every file.
+command that produced each file (of project.yml or of the benchmarks project,
+benchmarks/project.yml), and every numeric value of every file.
 
 ``python -m spacy_rhetoric report metrics benchmarks/results -o reports/results.md
 --html reports/results.html``
@@ -27,6 +28,7 @@ dotted keys up to ``MAX_DEPTH`` levels.
 import datetime
 import json
 import math
+import posixpath
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,7 +110,7 @@ class Family:
     name (str): shown in the headline table.
     pattern (str): regular expression searched in the file's posix path; named groups
         fill ``command`` and ``name``.
-    command (str): the command that writes such a file (when project.yml does not say).
+    command (str): the command that writes such a file (when neither project file says).
     headlines (Tuple[Headline, ...]): the numbers for the headline table.
     """
 
@@ -138,25 +140,25 @@ FAMILIES: Tuple[Family, ...] = (
     Family(
         "parallelism {ds} (test)",
         r"(?:^|/)parallelism-(?P<ds>asp)(?:-[\w-]+?)?-test\.json$",
-        "spacy project run evaluate-parallelism-{ds}",
+        "spacy project run evaluate-parallelism-{ds} benchmarks",
         _with_anchor(PARALLELISM_HEADLINES, "parallelism-asp-epm"),
     ),
     Family(
         "parallelism {ds} (test)",
         r"(?:^|/)parallelism-(?P<ds>pse)(?:-[\w-]+?)?-test\.json$",
-        "spacy project run evaluate-parallelism-{ds}",
+        "spacy project run evaluate-parallelism-{ds} benchmarks",
         _with_anchor(PARALLELISM_HEADLINES, "parallelism-pse-epm"),
     ),
     Family(
         "parallelism {ds} (optimization split)",
         r"(?:^|/)parallelism-(?P<ds>asp|pse)(?:-[\w-]+?)?-opt\.json$",
-        "spacy project run evaluate-parallelism-{ds}",
+        "spacy project run evaluate-parallelism-{ds} benchmarks",
         PARALLELISM_HEADLINES[:1],
     ),
     Family(
         "parallelism {ds} (decoder tuning)",
         r"(?:^|/)parallelism-(?P<ds>asp|pse)(?:-[\w-]+?)?-tune\.json$",
-        "spacy project run tune-parallelism-{ds}",
+        "spacy project run tune-parallelism-{ds} benchmarks",
         (Headline("chosen outside_penalty", "best"),),
     ),
     Family(
@@ -301,10 +303,12 @@ def flatten(data: Any, max_depth: int = MAX_DEPTH) -> Tuple[List[Tuple[str, Any]
     return leaves, hidden
 
 
-def project_commands(project_file: Optional[Path]) -> Dict[str, str]:
-    """Map each output of each project.yml command (relative path) to the command."""
-    if project_file is None or not project_file.is_file():
-        return {}
+BENCHMARKS = "benchmarks"  # the experiments' project, beside project.yml
+
+
+def _command_outputs(project_file: Path, prefix: str, suffix: str) -> Dict[str, str]:
+    """Map each output of each command of one project file, as a path relative to the
+    root project's directory (``prefix``: the project's folder in it), to the command."""
     from thinc.api import ConfigValidationError
     from weasel.util import substitute_project_variables
 
@@ -316,7 +320,25 @@ def project_commands(project_file: Optional[Path]) -> Dict[str, str]:
     commands: Dict[str, str] = {}
     for command in project.get("commands", []) or []:
         for output in command.get("outputs", []) or []:
-            commands[Path(output).as_posix()] = f"spacy project run {command['name']}"
+            path = posixpath.normpath(posixpath.join(prefix, Path(output).as_posix()))
+            commands[path] = f"spacy project run {command['name']}{suffix}"
+    return commands
+
+
+def project_commands(project_file: Optional[Path]) -> Dict[str, str]:
+    """Map each output of each command (path relative to the project directory) to the
+    command that writes it: the commands of project.yml, then those of the benchmarks
+    project beside it (``benchmarks/project.yml``), whose outputs are relative to
+    benchmarks/ (``../metrics/x.json`` is ``metrics/x.json``, ``results/x.json`` is
+    ``benchmarks/results/x.json``) and which are cited as
+    ``spacy project run NAME benchmarks``. Where both write a file, project.yml's wins."""
+    if project_file is None or not project_file.is_file():
+        return {}
+    commands = _command_outputs(project_file, "", "")
+    benchmarks = project_file.parent / BENCHMARKS / "project.yml"
+    if benchmarks.is_file():
+        for path, command in _command_outputs(benchmarks, BENCHMARKS, f" {BENCHMARKS}").items():
+            commands.setdefault(path, command)
     return commands
 
 
@@ -343,7 +365,7 @@ def describe(path: Path, data: Any, commands: Dict[str, str], root: Optional[Pat
         command = commands[rel]
     elif commands and not command.startswith("python "):
         guess = f"{command}? " if command else ""
-        command = f"{guess}(not an output declared in project.yml)"
+        command = f"{guess}(not an output declared in project.yml or {BENCHMARKS}/project.yml)"
     headlines: List[Tuple[str, Any, Optional[Anchor]]] = []
     for headline in family.headlines:
         regex = re.compile(headline.pattern, re.IGNORECASE)
@@ -372,7 +394,8 @@ def collect(inputs: Sequence[Path], project_file: Optional[Path] = None) -> List
     """Read every ``*.json`` in the input directories (and input files), sorted.
 
     inputs (Sequence[Path]): metrics directories and/or files.
-    project_file (Optional[Path]): project.yml, to name the command behind each file.
+    project_file (Optional[Path]): project.yml, to name the command behind each file
+        (benchmarks/project.yml beside it is read too).
     RETURNS (List[MetricsFile]): one entry per file.
     RAISES ResultsError: an input is missing, holds no JSON file, or a file is malformed.
     """

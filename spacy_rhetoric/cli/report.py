@@ -14,13 +14,16 @@ def report_cli(
     output: Path = Opt(Path("reports/results.md"), "--output", "-o", help="Markdown to write"),
     html_output: Path = Opt(None, "--html", help="Also write a self-contained HTML page"),
     project_file: Path = Opt(
-        Path("project.yml"), "--project", help="project.yml naming each file's command"
+        Path("project.yml"),
+        "--project",
+        help="project.yml naming each file's command (benchmarks/project.yml beside it too)",
     ),
 ):
     """Collect metrics JSON files into one results table, next to the published anchors.
 
-    Each file is matched to the project command that writes it (from project.yml
-    outputs); files of unknown layout are flattened to dotted keys."""
+    Each file is matched to the project command that writes it (from the outputs of
+    project.yml and of benchmarks/project.yml beside it, cited as `spacy project run
+    NAME benchmarks`); files of unknown layout are flattened to dotted keys."""
     from ..analysis.results import ResultsError, write_report
 
     try:
