@@ -3,6 +3,7 @@ statistics, JSON and the HTML report."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -305,10 +306,10 @@ def test_analyze_files_and_report(models_dir, no_models, tmp_path):
     assert stats["chiasmi"] == len(chiasmi)
     page = analysis_page(analysis, "Test report")
     for marker in (
-        "<h2>Components</h2>", "<h2>Documents</h2>", "id='findings'", "table class='sortable",
-        "<svg class='histogram'", "data-displacement='1' data-count='18'",
-        "class='chiasmus-render'",
-        "<script>", "C1 antimetabole", "<sup>A</sup>", "not run",
+        "<h2 id='text'>Text</h2>", "<h2 id='documents'>Documents</h2>", "id='findings'",
+        "table class='sortable", "<svg class='histogram'",
+        "data-displacement='1' data-count='18'", "chiasmus-render", "<script>",
+        ">C1 antimetabole", "<sup>A</sup>", "<details id='provenance'>", "not run",
     ):  # fmt: skip
         assert marker in page, marker
     assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")
@@ -445,7 +446,10 @@ def test_intertext_index(no_models, tmp_path):
         ("cic. cat. 1.1", 21),
     ]
     assert all(f["score"] > 0 for f in links)  # lexical scores without a dense channel
-    assert "class='intertext-render'" in analysis_page(analysis, "intertext")
+    page = analysis_page(analysis, "intertext")
+    assert "details-intertext intertext-render" in page and "k-intertext' title='I1 " in page
+    assert str(tmp_path) not in page  # the index by its name; its path in the JSON
+    assert analysis_data(analysis)["components"][-1]["path"] == str(tmp_path / "index")
     # no reranker, no threshold and an index too small for a default one: said loudly;
     # --top-k and --threshold narrow the links
     assert "WARNING: the index has no reranker and is too small" in note.detail
@@ -499,8 +503,8 @@ def test_numbering_runs_across_chunks(models_dir, no_models):
     found = document_findings(document)
     assert [(f["id"], f["start_char"]) for f in found] == [("P1", 0), ("P2", 32)]
     page = analysis_page(Analysis([document], analyzer.notes), "numbering")
-    body = page[page.index("class='parallelism-render'") :]
-    assert body.count("P1 synchystic") == 2 and body.count("P2 synchystic") == 2  # 2 branches
+    body = page[page.index("<div class='text'") : page.index("<h2 id='documents'>")]
+    assert body.count(">P1 synchystic<") == 2 and body.count(">P2 synchystic<") == 2  # branches
 
 
 def test_broken_model_is_skipped_or_reported(no_models, tmp_path):
@@ -512,8 +516,8 @@ def test_broken_model_is_skipped_or_reported(no_models, tmp_path):
     (broken / "meta.json").write_text("{}")
     notes = {n.component: n for n in build_analyzer("zh").notes}
     assert not notes["parallelism"].ran
-    assert "parallelism-zh at" in notes["parallelism"].detail
-    assert "cannot be loaded" in notes["parallelism"].detail
+    assert "model parallelism-zh (cache) cannot be loaded" in notes["parallelism"].detail
+    assert notes["parallelism"].path == str(broken) and str(broken) in str(notes["parallelism"])
     with pytest.raises(AnalyzeError, match="cannot be loaded"):
         build_analyzer("zh", {"parallelism-zh": broken})
 
@@ -545,10 +549,11 @@ def test_cli_analyze_many_files(models_dir, no_models, tmp_path):
     assert [s["path"].rsplit("/", 1)[-1] for s in data["skipped"]] == ["t150-bad.txt"]
     assert "not valid utf-8" in data["skipped"][0]["reason"]
     page = report.read_text(encoding="utf8")
-    assert page.count("<div class='document'>") == 5
-    assert "displaCy renderings below: 5 of 300 documents" in page
-    assert "<h2>Skipped files (1)</h2>" in page and "t150-bad.txt" in page
-    assert "<h2>t004.txt (en)</h2>" in page and "<h2>t005.txt (en)</h2>" not in page
+    assert page.count("<section class='document'>") == 5
+    assert "The text of 5 of 300 documents (--max-rendered)" in page
+    assert "<h2 id='skipped'>Skipped files (1)</h2>" in page and "t150-bad.txt" in page
+    assert "<h3>t004.txt (en)</h3>" in page and "<h3>t005.txt (en)</h3>" not in page
+    assert str(tmp_path) not in page  # the files by name; their paths in the JSON
     # batching does not change the results
     result = runner.invoke(app, [*args, "--batch-size", "64", "-j", str(tmp_path / "b.json")])
     assert result.exit_code == 0, result.output
@@ -719,3 +724,149 @@ def test_analyzer_tells_the_parallelism_pipeline_the_language():
     analyzer = Analyzer("en", spacy.blank("en"), parallelism=parallelism)
     docs = list(analyzer.pipe(["Ask not what your country can do for you.", "Two."]))
     assert len(docs) == 2 and _SEEN_LANGUAGES == ["en", "en"]
+
+
+# --- the report: the text first, the provenance last --------------------------------------
+
+
+def test_report_reads_text_first_and_keeps_paths_in_the_json(models_dir, no_models, tmp_path):
+    """The text with every kind of finding marked (a legend, a filter per kind) comes
+    first, then the tables, and the provenance last, collapsed; model directories are in
+    the JSON, not in the HTML."""
+    from spacy_rhetoric.analysis.kinds import FINDING_KINDS
+
+    path = tmp_path / "love.txt"
+    path.write_text(TEXT, encoding="utf8")
+    report, js = tmp_path / "report.html", tmp_path / "out.json"
+    args = ["analyze", str(path), "--lang", "en", "-o", str(report), "-j", str(js)]
+    for name in ("base-en", "chiasmus-en"):
+        args += ["-m", f"{name}={models_dir / name}"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    page = report.read_text(encoding="utf8")
+    order = [
+        "<p class='not-run'>Not run: parallelism (en), intertext (en).",
+        "<h2 id='text'>Text</h2>",
+        "<div class='legend'",
+        "<h3>love.txt (en)</h3>",
+        "<div class='text' lang='en'>",
+        "<h2 id='documents'>Documents</h2>",
+        "<h2 id='findings-section'>Findings (",
+        "<h2 id='review-section'>For review",
+        "<h2 id='displacement'>Displacement histogram</h2>",
+        "<details id='provenance'>",
+        "<td>chiasmus-en</td>",
+    ]
+    positions = [page.index(marker) for marker in order]
+    assert positions == sorted(positions)
+    assert "<details id='provenance' open" not in page  # collapsed
+    # a checkbox and a colour per kind; a kind that ran nowhere is listed as not run
+    for kind in FINDING_KINDS:
+        assert f".k-{kind.name} {{ background: {kind.color}; }}" in page
+        assert f"body:has(#show-{kind.name}:not(:checked)) .text .k-{kind.name}" in page
+    assert "<input type='checkbox' id='show-chiasmus' checked>" in page
+    n_chiasmi = len(json.loads(js.read_text(encoding="utf8"))["findings"])
+    assert f"chiasmi ({n_chiasmi})</label>" in page and "intertext links: not run</label>" in page
+    text = page[page.index("<div class='text'") : page.index("<h2 id='documents'>")]
+    assert "<span class='mark k-chiasmus start on'" in text and "title='C1 antimetabole " in text
+    # the text's own whitespace: no space before the comma after "woman"
+    assert re.search(
+        r"woman(<span class='mark [^>]*></span>)+</span><span class='tok' [^>]*>,", text
+    )
+    counts = f"parallelism branches: not run · chiasmi: {n_chiasmi} · intertext links: not run"
+    assert counts in page
+    # provenance: no filesystem path in the page; the directories in the JSON
+    assert str(models_dir) not in page and str(tmp_path) not in page
+    assert "site-packages" not in page
+    assert "given with --model" in page and "chiasmus-en needs POS" not in page
+    data = json.loads(js.read_text(encoding="utf8"))
+    notes = {n["component"]: n for n in data["components"]}
+    assert notes["base"]["path"] == str(models_dir / "base-en")
+    assert notes["chiasmus"]["path"] == str(models_dir / "chiasmus-en")
+    assert notes["base"]["source"] == "option" and notes["base"]["package"] == "en_pipeline 0.0.0"
+    assert notes["base"]["detail"] == "base-en (attribute_ruler, test_chain_parser)"
+    assert "from " + str(models_dir / "base-en") in output(result)  # the terminal says where
+
+
+def test_text_markup_keeps_whitespace_and_stacks_overlapping_marks():
+    from spacy_rhetoric.analysis.report import mark_rows, text_markup
+
+    chunk = {
+        "tokens": ["Fair", "is", "foul", ",", "and", "\n", "foul", "is", "fair", "\n\n"],
+        "spaces": [" ", " ", "", " ", "", "", " ", " ", "", ""],
+        "spans": [
+            {"start_token": 0, "end_token": 9, "label": "C1 antimetabole 1.00"},
+            {"start_token": 0, "end_token": 3, "label": "P1 <chiastic>"},
+            {"start_token": 6, "end_token": 9, "label": "P1 <chiastic>"},
+        ],
+        "kinds": {"C1 antimetabole 1.00": "chiasmus", "P1 <chiastic>": "parallelism"},
+    }
+    spans = sorted(chunk["spans"], key=lambda s: (s["start_token"], -s["end_token"]))
+    assert mark_rows(spans) == [0, 1, 1]  # the second branch reuses the first's free row
+    touching = [{"start_token": 0, "end_token": 2}, {"start_token": 2, "end_token": 4}]
+    assert mark_rows(touching) == [0, 0]
+    html = str(text_markup(chunk))
+    # two rows under "Fair", where both spans start: their labels (escaped) and bars
+    assert html.startswith(
+        "<div class='spans'><span class='tok' style='height:3.40em'>Fair<span class='mark "
+        "k-chiasmus start on' style='top:1.50em'><span class='mark-label k-chiasmus' "
+        "title='C1 antimetabole 1.00'>C1 antimetabole 1.00</span></span><span class='mark "
+        "k-parallelism start on' style='top:2.45em'>"
+    )
+    assert html.count(">P1 &lt;chiastic&gt;</span>") == 2 and "<chiastic>" not in html
+    assert html.endswith(
+        "fair<span class='mark k-chiasmus' style='top:1.50em'></span>"
+        "<span class='mark k-parallelism' style='top:2.45em'></span></span></div>"
+    )
+    # the text's own whitespace: none before the comma, the newline kept outside any mark,
+    # the chunk's trailing blank line dropped
+    assert "top:2.45em'></span></span><span class='tok' style='height:2.45em'>,<span" in html
+    assert "and<span class='mark k-chiasmus' style='top:1.50em'></span></span>\n<span" in html
+    assert "\n\n" not in html
+    # a bar reaches under the space after its token where its span goes on: after Fair
+    # and is (both spans), "," (the chiasmus), foul and is (both); not before a newline
+    assert html.count(" on' style=") == 9
+
+
+def test_a_new_kind_of_finding_is_one_entry(no_models, tmp_path):
+    """A kind added to FINDING_KINDS shows up in the findings, the statistics, the text's
+    marks, the legend and the filters without another change."""
+    from spacy_rhetoric.analysis import kinds as kinds_module
+    from spacy_rhetoric.analysis.findings import Analysis
+
+    def figure_finding(span, name, ident, base):
+        return {"kind": "figure", "doc": name, "id": ident, "label": span.label_,
+                "text": span.text, "score": None, "start_char": base + span.start_char,
+                "end_char": base + span.end_char, "parts": []}  # fmt: skip
+
+    figure = kinds_module.FindingKind(
+        name="figure",
+        legend="figures",
+        prefix="F",
+        color="#feca74",
+        spans_key="figure",
+        stat="figures",
+        items=lambda doc: list(doc.spans["figure"]),
+        finding=figure_finding,
+        marks=lambda span, ident: [
+            {"start_token": span.start, "end_token": span.end, "label": f"{ident} {span.label_}"}
+        ],
+    )
+    nlp = spacy.blank("en")
+    doc = nlp("Veni, vidi, vici.")
+    doc.spans["figure"] = [doc.char_span(0, 16, label="tricolon")]
+    kinds_module.FINDING_KINDS.append(figure)
+    try:
+        analyzer = Analyzer("en", nlp)
+        document = analyzer.analyze_text("x", "veni.txt")
+        document.docs, document.offsets = [doc], [0]
+        analysis = Analysis([document.summarize()], [])
+        data = analysis_data(analysis)
+        page = analysis_page(analysis, "figures")
+    finally:
+        kinds_module.FINDING_KINDS.remove(figure)
+    assert data["findings"] == [figure_finding(doc.spans["figure"][0], "veni.txt", "F1", 0)]
+    assert data["documents"][0]["figures"] == 1
+    assert "<th>figures</th>" in page and ".k-figure { background: #feca74; }" in page
+    assert "<input type='checkbox' id='show-figure' checked>" in page
+    assert "title='F1 tricolon'>F1 tricolon</span>" in page

@@ -1,5 +1,6 @@
-"""The reports in a real browser: headless Chromium renders the displaCy spans of
-parallelisms and chiasmi, the tables, the histogram, and sorts the findings table."""
+"""The reports in a real browser: headless Chromium renders the text with the findings
+marked, the legend's filters hide a kind, the tables, the histogram, and the findings
+table sorts."""
 
 import re
 import shutil
@@ -75,15 +76,39 @@ def screenshot(page, profile, path, height=2400):
     assert path.stat().st_size > 20_000
 
 
+# unticks the parallelism filter; records whether the first parallelism and chiasmus
+# marks of the text are displayed, and whether the provenance is open
+UNTICK_PARALLELISM = """<script>
+function shown(selector) {
+  var element = document.querySelector(selector);
+  return element ? getComputedStyle(element).display !== 'none' : null;
+}
+var before = shown('.text .k-parallelism');
+document.getElementById('show-parallelism').click();
+document.body.setAttribute('data-parallelism', before + ' ' + shown('.text .k-parallelism'));
+document.body.setAttribute('data-chiasmus', String(shown('.text .k-chiasmus')));
+document.body.setAttribute('data-provenance', String(document.getElementById('provenance').open));
+</script></body>"""
+
+
 @needs_chromium
 def test_demo_report_renders_in_chromium(tmp_path, no_models, record_property):
     page = tmp_path / "demo.html"
     list(run_demo(page))
     dom = dump_dom(page, tmp_path / "profile")
-    # the gold parallelisms: five rows in the findings table, displaCy span markup
+    # the gold parallelisms: five rows in the findings table, marked in the text
     assert dom.count('class="finding parallelism"') == 5
-    assert "P1 synchystic" in dom and 'class="spans"' in dom
-    assert "model parallelism-la not built" in dom  # the components table says what to do
+    assert ">P1 synchystic</span>" in dom and '<div class="spans">' in dom
+    # the text first, the tables, the provenance last (collapsed) saying what to do
+    order = ['<h2 id="text">', '<h2 id="findings-section">', '<details id="provenance">',
+             "model parallelism-la not built"]  # fmt: skip
+    assert [dom.index(marker) for marker in order] == sorted(dom.index(m) for m in order)
+    # the legend's checkbox hides a kind's marks, with CSS alone
+    filtered = tmp_path / "filtered.html"
+    filtered.write_text(page.read_text("utf8").replace("</body>", UNTICK_PARALLELISM), "utf8")
+    dom = dump_dom(filtered, tmp_path / "profile")
+    assert 'data-parallelism="true false"' in dom and 'data-chiasmus="true"' in dom
+    assert 'data-provenance="false"' in dom
     png = tmp_path / "demo.png"
     screenshot(page, tmp_path / "profile", png)
     record_property("screenshot", str(png))
@@ -104,8 +129,8 @@ def test_analysis_report_renders_and_sorts_in_chromium(tmp_path, no_models, reco
     page.write_text(analysis_page(analysis, "Browser test").replace("</body>", CLICK_SCORE))
     dom = dump_dom(page, tmp_path / "profile")
     # parallelism spans (gold Latin) and chiasmus spans with their supporting words
-    assert 'class="parallelism-render"' in dom and "P5 synchystic" in dom
-    chiasmus = dom[dom.rindex('class="chiasmus-render"') :]  # love.txt, the last document
+    assert '<div class="text" lang="la">' in dom and ">P5 synchystic</span>" in dom
+    chiasmus = dom[dom.rindex('chiasmus-render"') :]  # love.txt, the last document
     first = chiasmus[: chiasmus.index("</p>")]
     assert re.search(r"C1 (chiasmus|antimetabole) 0\.\d\d", first)
     roles = re.findall(r'<mark class="role role-[ab]">(\w+)<sup>([AB]\'?)</sup></mark>', first)
@@ -152,15 +177,18 @@ def test_fresh_install_demo_shows_predictions(tmp_path, fresh_install, record_pr
     assert "shipped index intertext-la" in dom
     # antimetaboles ranked by the rules on the shipped English tagger's lemmas
     assert ("chiasmus", "en_shakespeare_johnson.txt") in predicted
-    chiasmus = dom[dom.index('class="chiasmus-render"') :]
+    chiasmus = dom[dom.index('chiasmus-render"') :]
     assert "Fair<sup>A</sup>" in chiasmus and re.search(r"C\d+ antimetabole \d\.\d\d", chiasmus)
     # the displacement histogram of the shipped German and English parsers
     assert '<svg class="histogram"' in dom
     counts = [int(c) for c in re.findall(r'data-count="(\d+)"', dom)]
     assert sum(counts) > 100
-    # the components table names the installed packages and their licences
-    assert "installed; licence CC BY-SA 4.0 (UD English-EWT)" in dom
-    assert "installed; licence CC BY-SA 4.0 (ASP, PSE-I)" in dom
+    # the provenance names the installed packages, their versions and licences, no path
+    base = r'<td>en_rhetoric_base \d+\.\d+\.\d+<br><span class="source">installed package</span>'
+    assert re.search(base + r"</td><td>CC BY-SA 4.0 \(UD English-EWT\)</td>", dom)
+    assert re.search(r"<td>xx_rhetoric_parallelism \d+\.\d+\.\d+<br>", dom)
+    assert "<td>CC BY-SA 4.0 (ASP, PSE-I); encoder MIT</td>" in dom
+    assert "site-packages" not in dom
     png = tmp_path / "fresh.png"
     screenshot(page, tmp_path / "profile", png, height=3200)
     record_property("screenshot", str(png))

@@ -1,21 +1,17 @@
 """What the main job found, as plain data: the notes on what ran, each analysed
-document (its findings, statistics, displacement counts and the displaCy data of its
-renderings), and the analysis as JSON. Nothing here writes HTML (see ``report``)."""
+document (its findings, statistics, displacement counts and the data of its
+rendering), and the analysis as JSON. The kinds of finding are ``kinds.FINDING_KINDS``.
+Nothing here writes HTML (see ``report``)."""
 
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
 from spacy.tokens import Doc
 
-from ..corpora.parallelisms import DEFAULT_SPANS_KEY as PARALLELISM_KEY
-from ..corpora.parallelisms import get_parallelisms
-from ..intertext.component import get_intertext_links
-from ..intertext.render import intertext_render_data
-from ..parallelism.render import PALETTE
+from .kinds import FINDING_KINDS, chiasmus_item
 
 DEFAULT_MAX_DISPLACEMENT = 10  # the report's histogram: [-10, 10], longer edges clipped
-MAX_RENDERED_TOKENS = 20000  # per document: the renderings stop after this many tokens
-CHIASMUS_CONTEXT = 6  # tokens of context on either side of a rendered chiasmus
+MAX_RENDERED_TOKENS = 20000  # per document: the rendering stops after this many tokens
 
 
 @dataclass
@@ -25,17 +21,32 @@ class Note:
     lang (str): the language.
     component (str): one of COMPONENTS.
     ran (bool): whether it ran.
-    detail (str): the model used, or why it did not run and how to enable it.
+    detail (str): what ran, or why it did not run and how to enable it (no filesystem
+        path: the HTML report shows it).
+    model (str): the model it loaded (a name of ``models.MODEL_SPECS``), "" if none.
+    package (str): that pipeline's package name and version, from its meta.json
+        ("en_rhetoric_base 0.1.0").
+    source (str): where the model was found (one of ``models.SOURCES``).
+    licence (str): the licence of the model's data.
+    path (str): the directory it was loaded from (the terminal and the JSON only).
     """
 
     lang: str
     component: str
     ran: bool
     detail: str
+    model: str = ""
+    package: str = ""
+    source: str = ""
+    licence: str = ""
+    path: str = ""
 
     def __str__(self) -> str:
         status = "ran" if self.ran else "not run"
-        return f"[{self.lang}] {self.component}: {status} — {self.detail}"
+        text = f"[{self.lang}] {self.component}: {status} — {self.detail}"
+        if self.path:
+            text += f" (from {self.path}: {self.source}; licence {self.licence})"
+        return text
 
 
 @dataclass
@@ -48,7 +59,7 @@ class Document:
     offsets (List[int]): the character offset of each chunk in the input text.
     caption (str): an optional note shown under the heading (e.g. the source).
     summary (Optional[Dict[str, Any]]): set by ``summarize``, which releases the docs:
-        the statistics, findings, displacement counts and (optionally) the displaCy data
+        the statistics, findings, displacement counts and (optionally) the data
         of its renderings.
     """
 
@@ -67,16 +78,16 @@ class Document:
 
     @property
     def rendered(self) -> bool:
-        """Whether the report can show this document's displaCy renderings."""
+        """Whether the report can show this document's text with its findings marked."""
         return self.summary is None or self.summary["views"] is not None
 
     def summarize(self, render: bool = True) -> "Document":
         """Keep only what the report and the JSON need (statistics, findings, the
-        displacement counts and, if ``render``, the displaCy data of the renderings: see
+        displacement counts and, if ``render``, the data of its rendering: see
         ``document_views``) and release
         the docs, so that a corpus of many files is held in bounded memory.
 
-        render (bool): keep the displaCy renderings of this document.
+        render (bool): keep the data of this document's rendering.
         RETURNS (Document): this document, summarised.
         """
         if self.summary is not None:
@@ -110,38 +121,21 @@ class Analysis:
 
 def document_findings(document: Document) -> List[Dict[str, Any]]:
     """The findings of one document, as plain data: kind, id, label, text, score,
-    character offsets in the input, and the parts (branches / supporting words)."""
+    character offsets in the input, and the parts (branches / supporting words), in the
+    order of the chunks and, within a chunk, of ``FINDING_KINDS``; each kind numbered
+    through the document (P1, P2, ..., C1, ...)."""
     if document.summary is not None:
         return document.summary["findings"]
     findings: List[Dict[str, Any]] = []
-    n_par = n_chi = n_int = 0
+    numbers = {kind.name: 0 for kind in FINDING_KINDS}
     for doc, base in zip(document.docs, document.offsets or [0] * len(document.docs)):
-        for parallelism in get_parallelisms(doc):
-            n_par += 1
-            first, last = parallelism.branches[0], parallelism.branches[-1]
-            findings.append(
-                {
-                    "kind": "parallelism",
-                    "doc": document.name,
-                    "id": f"P{n_par}",
-                    "label": parallelism.label,
-                    "text": " | ".join(branch.text for branch in parallelism.branches),
-                    "score": None,
-                    "start_char": base + first.start_char,
-                    "end_char": base + last.end_char,
-                    "parts": [branch.text for branch in parallelism.branches],
-                    "stratum": parallelism.stratum,
-                }
-            )
-        if "chiasmus" in doc.spans:
-            for span in doc.spans["chiasmus"]:
-                n_chi += 1
-                findings.append(_chiasmus_item("chiasmus", document.name, f"C{n_chi}", span, base))
-        if "intertext" in doc.spans:
-            for span in doc.spans["intertext"]:
-                n_int += 1
-                dense = any(link.get("similarity") for link in span._.intertext_links or [])
-                findings.append(_intertext_finding(document.name, f"I{n_int}", span, base, dense))
+        for kind in FINDING_KINDS:
+            if not kind.ran(doc):
+                continue
+            for item in kind.items(doc):
+                numbers[kind.name] += 1
+                ident = f"{kind.prefix}{numbers[kind.name]}"
+                findings.append(kind.finding(item, document.name, ident, base))
     return findings
 
 
@@ -165,55 +159,14 @@ def document_review(document: Document) -> List[Dict[str, Any]]:
     items: List[Dict[str, Any]] = []
     for doc, base in zip(document.docs, document.offsets or [0] * len(document.docs)):
         for span in review_spans(doc):
-            items.append(_chiasmus_item("review", document.name, f"R{len(items) + 1}", span, base))
+            items.append(chiasmus_item("review", document.name, f"R{len(items) + 1}", span, base))
     return items
 
 
-def _chiasmus_item(kind: str, name: str, ident: str, span: Any, base: int) -> Dict[str, Any]:
-    """A chiasmus (or a candidate for review) as plain data, the A B B' A' words in parts."""
-    score = span._.chiasmus_score
-    return {
-        "kind": kind,
-        "doc": name,
-        "id": ident,
-        "label": span.label_,
-        "text": span.text,
-        "score": float(score) if score is not None else None,
-        "start_char": base + span.start_char,
-        "end_char": base + span.end_char,
-        "parts": [f"{w.label_}: {w.text}" for w in span._.chiasmus_support],
-    }
-
-
-def _intertext_finding(name: str, ident: str, span: Any, base: int, dense: bool) -> Dict[str, Any]:
-    """An intertext link: the query span and its best sources. Score: the reranker's
-    probability; without a reranker the cosine similarity (dense index) or the lexical
-    shared-rarity score (lexical-only index)."""
-    links = span._.intertext_links or []
-    score = None
-    if links:
-        best = links[0]
-        keys = ("probability", "similarity") if dense else ("probability", "lexical")
-        for key in keys:
-            if best.get(key) is not None:
-                score = float(best[key])
-                break
-    return {
-        "kind": "intertext",
-        "doc": name,
-        "id": ident,
-        "label": links[0]["source_id"] if links else span.label_,
-        "text": span.text,
-        "score": score,
-        "start_char": base + span.start_char,
-        "end_char": base + span.end_char,
-        "parts": [f"{link['source_id']}: {link['source_text']}" for link in links[:3]],
-    }
-
-
 def document_stats(document: Document) -> Dict[str, Any]:
-    """Per-document statistics: tokens, sentences, parallelisms, chiasmi, intertext
-    links, parsed edges and MED (None where no component provides them)."""
+    """Per-document statistics: tokens, sentences, the number of findings of each kind
+    (``FindingKind.stat``), parsed edges and MED (None where no component provides
+    them)."""
     from ..treebank.displacement import corpus_med, from_docs
 
     if document.summary is not None:
@@ -227,22 +180,16 @@ def document_stats(document: Document) -> Dict[str, Any]:
     if parsed and any(len(doc) for doc in docs):
         data = from_docs(doc for doc in docs if len(doc))
         med, n_edges = corpus_med(data), data.n_edges
-    return {
+    stats: Dict[str, Any] = {
         "doc": document.name,
         "lang": document.lang,
         "tokens": document.n_tokens,
         "sentences": sum(len(list(doc.sents)) for doc in docs if len(doc)) if has_sents else None,
-        "parallelisms": sum(len(get_parallelisms(doc)) for doc in docs),
-        # above the threshold, also those past the finder's bound (a degenerate text)
-        "chiasmi": sum(
-            doc.spans["chiasmus"].attrs.get("chiasmus_above_threshold", len(doc.spans["chiasmus"]))
-            for doc in docs
-            if "chiasmus" in doc.spans
-        ),
-        "intertext": sum(len(doc.spans["intertext"]) for doc in docs if "intertext" in doc.spans),
-        "edges": n_edges,
-        "med": med,
     }
+    for kind in FINDING_KINDS:
+        stats[kind.stat] = sum(kind.number(doc) for doc in docs)
+    stats.update({"edges": n_edges, "med": med})
+    return stats
 
 
 def displacement_histogram(
@@ -310,106 +257,72 @@ def analysis_data(analysis: Analysis) -> Dict[str, Any]:
     }
 
 
-# --- the displaCy data of a document's renderings ----------------------------------------
+# --- the data of a document's rendering: its text, findings marked --------------------
 
 
-def parallelism_view(doc: Doc, first: int = 1) -> Dict[str, Any]:
-    """displaCy "span" data of a chunk's parallelisms, numbered from ``first`` on (as
-    in the findings table), one colour per parallelism.
+def text_view(doc: Doc, first: Dict[str, int]) -> Dict[str, Any]:
+    """The data of one chunk's text with the findings of every kind marked (label:
+    the finding's id as in the findings table, then its type or source), and the rows of
+    each kind's details.
 
-    RETURNS (Dict[str, Any]): {"text", "tokens", "spans", "colors"}.
+    doc (Doc): the chunk.
+    first (Dict[str, int]): per kind, the number of its findings in the chunks before
+        (updated: the findings are numbered through the document).
+    RETURNS (Dict[str, Any]): {"text", "tokens", "spaces", "spans", "kinds", "details"}:
+        "spaces" is each token's trailing whitespace, "kinds"
+        maps each label to its kind, "details" each kind to its rows.
     """
-    spans, colors = [], {}
-    for n, parallelism in enumerate(get_parallelisms(doc), start=first):
-        label = f"P{n} {parallelism.label}"
-        if parallelism.stratum > 1:
-            label += f" (stratum {parallelism.stratum})"
-        colors[label] = PALETTE[(n - 1) % len(PALETTE)]
-        for branch in parallelism.branches:
-            spans.append({"start_token": branch.start, "end_token": branch.end, "label": label})
-    return {"text": doc.text, "tokens": [t.text for t in doc], "spans": spans, "colors": colors}
-
-
-def chiasmus_view(doc: Doc, first: int = 1, context: int = CHIASMUS_CONTEXT) -> List[Dict]:
-    """One line per chiasmus of a chunk, numbered from ``first`` on (as in the findings
-    table): its label, the words A..A' with the supporting ones marked by role, and up
-    to ``context`` tokens on either side. Lines, not one displaCy rendering of the
-    paragraph: with many chiasmi the labels of overlapping spans would overlap too.
-
-    RETURNS (List[Dict]): per chiasmus {"label", "left", "parts", "right"}; a part is
-        {"text", "role"} (role None for unmarked words; text includes its whitespace).
-    """
-    lines = []
-    group = doc.spans["chiasmus"] if "chiasmus" in doc.spans else []
-    for n, span in enumerate(group, start=first):
-        score = span._.chiasmus_score
-        roles = {word.start: word.label_ for word in span._.chiasmus_support}
-        left = doc[max(0, span.start - context) : span.start]
-        right = doc[span.end : span.end + context]
-        lines.append(
-            {
-                "label": f"C{n} {span.label_}" + (f" {score:.2f}" if score is not None else ""),
-                "left": ("… " if left.start > 0 else "") + left.text_with_ws,
-                "parts": [
-                    {"text": token.text_with_ws, "role": roles.get(token.i)} for token in span
-                ],
-                "right": right.text + (" …" if right.end < len(doc) else ""),
-            }
-        )
-    return lines
-
-
-def intertext_view(doc: Doc) -> Dict[str, Any]:
-    """displaCy "span" data of a chunk's intertext links, and one row per linked
-    source (span number, query, source id and text, scores).
-
-    RETURNS (Dict[str, Any]): {"text", "tokens", "spans", "colors", "links"}.
-    """
-    data = intertext_render_data(doc)
-    colors = {span["label"]: PALETTE[i % len(PALETTE)] for i, span in enumerate(data["spans"])}
-    links = [
-        {
-            "span": f"L{n}",
-            "query": span.text,
-            "source_id": link["source_id"],
-            "source_text": link["source_text"],
-            "retrieval": link["retrieval_score"] * 100,
-            "similarity": link["similarity"],
-            "probability": link["probability"],
-        }
-        for n, (span, found) in enumerate(get_intertext_links(doc), start=1)
-        for link in found
-    ]
-    return {**data, "colors": colors, "links": links}
+    spans: List[Dict[str, Any]] = []
+    kinds: Dict[str, str] = {}
+    details: Dict[str, List[Dict[str, Any]]] = {}
+    for kind in FINDING_KINDS:
+        if not kind.ran(doc):
+            continue
+        for item in kind.items(doc):
+            first[kind.name] += 1
+            ident = f"{kind.prefix}{first[kind.name]}"
+            for mark in kind.marks(item, ident):
+                spans.append(mark)
+                kinds[mark["label"]] = kind.name
+            if kind.details is not None:
+                details.setdefault(kind.name, []).extend(kind.details(item, ident))
+    return {
+        "text": doc.text,
+        "tokens": [t.text for t in doc],
+        "spaces": [t.whitespace_ for t in doc],
+        "spans": spans,
+        "kinds": kinds,
+        "details": details,
+    }
 
 
 def document_views(document: Document, max_tokens: int = MAX_RENDERED_TOKENS) -> Dict[str, Any]:
-    """The displaCy data of one document's renderings (of the components that ran on
-    it: a component that ran leaves its span group, even when it found nothing), up to
-    ``max_tokens`` tokens. A summarised document returns the views it kept.
+    """The data of one document's rendering, chunk by chunk, up to
+    ``max_tokens`` tokens, with the findings of every kind that ran on it (a component
+    that ran leaves its span group, even when it found nothing). A summarised document
+    returns the views it kept.
 
     RETURNS (Dict[str, Any]): "caption", "shown" and "tokens" (how many were rendered
-        of how many), and per component a list of views, or None where it did not run.
+        of how many), "chunks" (per chunk, see ``text_view``), and "ran": per kind
+        whether it ran on the rendered chunks.
     """
     if document.summary is not None:
         return document.summary["views"]
-    views: Dict[str, Any] = {"parallelism": [], "chiasmus": [], "intertext": []}
-    shown = n_par = n_chi = 0  # running numbers, as in the findings table
+    chunks: List[Dict[str, Any]] = []
+    numbers = {kind.name: 0 for kind in FINDING_KINDS}  # running numbers, as in the table
+    ran = {kind.name: False for kind in FINDING_KINDS}
+    shown = 0
     for doc in document.docs:
         if shown >= max_tokens:
             break
         shown += len(doc)
-        if PARALLELISM_KEY in doc.spans:
-            views["parallelism"].append(parallelism_view(doc, n_par + 1))
-            n_par += len(get_parallelisms(doc))
-        if "chiasmus" in doc.spans:
-            views["chiasmus"].append(chiasmus_view(doc, n_chi + 1))
-            n_chi += len(doc.spans["chiasmus"])
-        if "intertext" in doc.spans:
-            views["intertext"].append(intertext_view(doc))
+        for kind in FINDING_KINDS:
+            ran[kind.name] = ran[kind.name] or kind.ran(doc)
+        chunks.append(text_view(doc, numbers))
     return {
         "caption": document.caption,
         "shown": shown,
         "tokens": document.n_tokens,
-        **{kind: found or None for kind, found in views.items()},
+        "chunks": chunks,
+        "ran": ran,
     }

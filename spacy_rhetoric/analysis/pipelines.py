@@ -32,6 +32,7 @@ from typing import (
 )
 
 import spacy
+import srsly
 from spacy.language import Language
 from spacy.tokens import Doc
 
@@ -161,6 +162,31 @@ class Analyzer:
         return Document(name, self.lang, docs, offsets)
 
 
+def model_provenance(name: str, path: Path, source: str) -> Dict[str, str]:
+    """What the report says about a model that was found: its name, its pipeline's
+    package name and version (from its meta.json), where it was found, its licence and
+    its directory.
+
+    name (str): the model's name (see ``models.MODEL_SPECS``).
+    path (Path): its pipeline directory.
+    source (str): where it was found (one of ``models.SOURCES``).
+    RETURNS (Dict[str, str]): a Note's "model", "package", "source", "licence", "path".
+    """
+    package = ""
+    try:
+        meta = srsly.read_json(Path(path) / "meta.json")
+        package = f"{meta['lang']}_{meta['name']} {meta['version']}"
+    except (OSError, ValueError, KeyError, TypeError):  # the load then says what is wrong
+        pass
+    return {
+        "model": name,
+        "package": package,
+        "source": source,
+        "licence": get_spec(name).licence,
+        "path": str(path),
+    }
+
+
 def _quiet_jieba() -> None:
     """jieba (the Chinese base's segmenter) logs its dictionary loading at DEBUG to
     stderr on every load; keep it to warnings."""
@@ -237,7 +263,9 @@ def build_analyzer(
     wanted = LANGUAGE_MODELS[lang]
     notes: List[Note] = []
 
-    origins: Dict[str, str] = {}
+    # per component: the provenance of its model (Note's model, package, source,
+    # licence and path)
+    origins: Dict[str, Dict[str, str]] = {}
 
     def locate(component: str, note_missing: bool = True) -> Optional[Path]:
         name = wanted.get(component)
@@ -250,7 +278,7 @@ def build_analyzer(
                     Note(lang, component, False, f"model {name} not built; {build_hint(name)}")
                 )
             return None
-        origins[component] = f"{found.path} ({found.source}; licence {get_spec(name).licence})"
+        origins[component] = model_provenance(name, found.path, found.source)
         return found.path
 
     def load(component: str, path: Path, loader: Callable[[Path], Any]) -> Any:
@@ -262,7 +290,10 @@ def build_analyzer(
             problem = f"model {name} at {path} cannot be loaded ({type(err).__name__}: {err})"
             if models and name in models:
                 raise AnalyzeError(problem) from None
-            notes.append(Note(lang, component, False, f"{problem}; rebuild it: {build_hint(name)}"))
+            source = origins[component]["source"]
+            problem = problem.replace(f" at {path}", f" ({source})").replace(str(path), name)
+            detail = f"{problem}; rebuild it: {build_hint(name)}"
+            notes.append(Note(lang, component, False, detail, **origins[component]))
             return None
 
     base_path = locate("base")
@@ -273,7 +304,8 @@ def build_analyzer(
                 lang,
                 "base",
                 True,
-                f"{wanted['base']} ({', '.join(nlp.pipe_names)}) from {origins['base']}",
+                f"{wanted['base']} ({', '.join(nlp.pipe_names)})",
+                **origins["base"],
             )
         )
     else:
@@ -305,8 +337,8 @@ def build_analyzer(
         # chiasmi and a bounded review list
         if finder.cfg.get("review_per_1000") is None:
             finder.cfg["review_per_1000"] = DEFAULT_REVIEW_PER_1000
-        detail = f"{wanted['chiasmus']} from {origins['chiasmus']}{remark}"
-        notes.append(Note(lang, "chiasmus", True, detail))
+        detail = f"{wanted['chiasmus']}{remark}"
+        notes.append(Note(lang, "chiasmus", True, detail, **origins["chiasmus"]))
     elif "chiasmus" in skip:
         notes.append(Note(lang, "chiasmus", False, SKIPPED.format("chiasmus")))
     elif lang in RULE_CHIASMUS:
@@ -364,7 +396,7 @@ def build_analyzer(
         if parallelism_path is not None:
             parallelism = load("parallelism", parallelism_path, _load)
         if parallelism is not None:
-            detail = f"{wanted['parallelism']} from {origins['parallelism']}"
+            detail = wanted["parallelism"]
             if lang == "zh" and getattr(nlp.tokenizer, "segmenter", None) == "char":
                 detail += (
                     " (tokens: spaCy's character segmentation; the model was trained on "
@@ -377,7 +409,7 @@ def build_analyzer(
             precision = pipeline_precision(parallelism)
             if precision is not None:
                 detail += f" (encoder in {precision})"
-            notes.append(Note(lang, "parallelism", True, detail))
+            notes.append(Note(lang, "parallelism", True, detail, **origins["parallelism"]))
 
     if "intertext" in skip:
         notes.append(Note(lang, "intertext", False, SKIPPED.format("intertext")))
@@ -400,22 +432,26 @@ def build_analyzer(
         if intertext_path is not None:
             stored = intertext_path / "intertext_matcher" / STORED_INDEX
             if not (stored / META_FILE).is_file():
-                problem = f"model {wanted['intertext']} at {intertext_path} holds no index"
-                notes.append(
-                    Note(lang, "intertext", False, f"{problem}; {build_hint(wanted['intertext'])}")
-                )
+                problem = f"model {wanted['intertext']} holds no index"
+                detail = f"{problem}; {build_hint(wanted['intertext'])}"
+                notes.append(Note(lang, "intertext", False, detail, **origins["intertext"]))
             else:
-                label = f"shipped index {wanted['intertext']} from {origins['intertext']}"
+                label = f"shipped index {wanted['intertext']}"
                 try:
                     note = _add_intertext(
                         nlp, lang, stored, threshold, top_k, packaged_reranker, label=label,
                         saved_with=intertext_path / "intertext_matcher",
+                        provenance=origins["intertext"],
                     )  # fmt: skip
                 except AnalyzeError as err:  # a broken installation: skipped, said why
                     if nlp.has_pipe("intertext_matcher"):
                         nlp.remove_pipe("intertext_matcher")
                     hint = build_hint(wanted["intertext"])
-                    note = Note(lang, "intertext", False, f"{err}; reinstall it, or {hint}")
+                    problem = str(err).replace(str(intertext_path), wanted["intertext"])
+                    note = Note(
+                        lang, "intertext", False, f"{problem}; reinstall it, or {hint}",
+                        **origins["intertext"],
+                    )  # fmt: skip
                 notes.append(note)
     normalize = PARALLELISM_NORMALIZERS.get(lang)
     return Analyzer(lang, nlp, parallelism, notes, normalize)
@@ -442,15 +478,18 @@ def _add_intertext(
     packaged: bool = True,
     label: Optional[str] = None,
     saved_with: Optional[Path] = None,
+    provenance: Optional[Dict[str, str]] = None,
 ) -> Note:
     """Add ``intertext_matcher`` with an index (opened now, so that a bad index fails
     here with a clear message rather than on the first document), behind a rule-based
     ``sentencizer`` where nothing else splits sentences, so that the queries are
     sentences. Without a reranker in the index and without ``threshold`` the index's
     default threshold applies (``intertext.null``): the note says so, loudly. ``label``
-    names the index in the note (default: its path). ``saved_with``: the directory of a
-    saved ``intertext_matcher`` (a shipped pipeline's) whose reranker links, not the
-    index's own or the packaged one."""
+    names the index in the note (default: its directory's name; the path is the note's
+    ``path``). ``saved_with``: the directory of a saved ``intertext_matcher`` (a shipped
+    pipeline's) whose reranker links, not the index's own or the packaged one.
+    ``provenance``: the note's model, package, source, licence and path (default: the
+    index given with --index)."""
     from ..intertext.link import link_threshold
     from ..intertext.null import NULL_KEY
     from ..intertext.rerank import RERANKER_FILE, load_reranker
@@ -478,29 +517,28 @@ def _add_intertext(
     splitter = "parser" if nlp.has_pipe("parser") else "senter"
     if nlp.has_pipe("sentencizer"):
         splitter = "rule-based sentencizer"
-    label = label or f"index {index}"
+    label = label or f"index {index.name}"
+    origin = provenance or {"source": "option", "path": str(index)}
     detail = f"intertext_matcher, {label} ({size} source segments; queries: sentences "
     detail += f"({splitter})"
-    train = (
-        f"train a reranker with `python -m spacy_rhetoric intertext train LABELS --index {index}`"
-    )
+    train = "train a reranker with `python -m spacy_rhetoric intertext train LABELS --index INDEX`"
     if saved is not None:
         detail += (
             f"; reranker saved with the pipeline ({saved.origin}), links with probability "
             f">= {used:.3f} among the top {top_k})"
         )
-        return Note(lang, "intertext", True, detail)
+        return Note(lang, "intertext", True, detail, **origin)
     own = (index / RERANKER_FILE).is_file()
     if matcher.reranker is not None and own:
         detail += f"; reranker, links with probability >= {used:.3f} among the top {top_k})"
-        return Note(lang, "intertext", True, detail)
+        return Note(lang, "intertext", True, detail, **origin)
     if matcher.reranker is not None:
         detail += (
             f"; the index has no reranker of its own: the packaged Loci Similes reranker "
             f"({matcher.reranker.origin}), links with probability >= {used:.3f} among the "
             f"top {top_k}; for other sources or query texts, {train})"
         )
-        return Note(lang, "intertext", True, detail)
+        return Note(lang, "intertext", True, detail, **origin)
     score = "cosine similarity" if matcher.index.has_dense else "lexical score"
     if threshold is not None:
         detail += f"; no reranker: candidates among the top {top_k} with {score} >= {threshold})"
@@ -518,7 +556,7 @@ def _add_intertext(
             f"about {share:.0f} % of its source segments reach with unrelated sources): expect "
             f"missed allusions and some chance links; {train}, or pass --threshold"
         )
-    return Note(lang, "intertext", True, detail)
+    return Note(lang, "intertext", True, detail, **origin)
 
 
 def chiasmus_pipeline(lang: Optional[str] = None, model: Optional[Path] = None) -> Language:

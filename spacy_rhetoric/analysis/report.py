@@ -1,58 +1,138 @@
 """Self-contained HTML pages from plain data: the analysis report (also the demo's) and
 the results page. One Jinja2 base template (``templates/base.html``) serves both;
-displaCy renders the spans. Rendering only: what is shown is computed in ``findings``
-and ``results``."""
+the text is shown with its findings marked as displaCy's span visualizer marks spans
+(``text_markup``). Rendering only: what is shown is computed in ``findings`` and
+``results``; the kinds of finding are ``kinds.FINDING_KINDS``."""
 
 import datetime
+import html
+import platform
+from collections import defaultdict
 from functools import lru_cache
-from typing import Any, Dict, List, Optional, Sequence
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+import spacy
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
-from spacy import displacy
 
+from ..about import __version__
 from .findings import (
     Analysis,
+    Note,
     displacement_histogram,
     document_findings,
     document_review,
     document_stats,
     document_views,
 )
-
-STAT_COLUMNS = (
-    "doc",
-    "lang",
-    "tokens",
-    "sentences",
-    "parallelisms",
-    "chiasmi",
-    "intertext",
-    "edges",
-    "med",
-)
+from .kinds import FINDING_KINDS
 
 
-def displacy_markup(view: Dict[str, Any]) -> Markup:
-    """displaCy's "span" rendering of one view (see ``findings.document_views``).
+def stat_columns() -> Tuple[str, ...]:
+    """RETURNS (Tuple[str, ...]): the columns of the per-document statistics."""
+    kinds = tuple(kind.stat for kind in FINDING_KINDS)
+    return ("doc", "lang", "tokens", "sentences", *kinds, "edges", "med")
 
-    view (Dict[str, Any]): manual span data with its "colors".
+
+# what the provenance table says about where a model was found (models.SOURCES)
+SOURCE_NAMES = {
+    "option": "given with --model",
+    "env": "from $SPACY_RHETORIC_MODELS",
+    "package": "shipped in spacy_rhetoric",
+    "cache": "built (model cache)",
+    "installed": "installed package",
+}
+# the marks under a token (in em of the text): the first row's top, the step per row
+MARK_TOP, MARK_STEP = 1.5, 0.95
+
+
+def mark_rows(spans: Sequence[Dict[str, Any]]) -> List[int]:
+    """The row of each span's mark under the text: spans in order of start (the longer
+    first), each in the lowest row that no overlapping span placed before it takes.
+
+    spans (Sequence[Dict[str, Any]]): {"start_token", "end_token", ...}, sorted.
+    RETURNS (List[int]): the row of each span (0: the first under the text).
+    """
+    rows: List[int] = []
+    active: List[Tuple[int, int]] = []  # (end_token, row) of the spans still open
+    for span in spans:
+        active = [(end, row) for end, row in active if end > span["start_token"]]
+        taken = {row for _, row in active}
+        row = next(i for i in range(len(active) + 1) if i not in taken)
+        rows.append(row)
+        active.append((span["end_token"], row))
+    return rows
+
+
+def text_markup(chunk: Dict[str, Any]) -> Markup:
+    """One chunk's text with its findings marked, in the manner of displaCy's span
+    visualizer (a coloured bar under the tokens of each span, stacked where spans
+    overlap, the label at its start), but with the text's own whitespace (no space
+    before punctuation or between Chinese words; line breaks kept) and each mark in the
+    CSS class ``k-<kind>`` of its kind, which the report's legend colours and its
+    filters hide. The report's stylesheet lays it out.
+
+    chunk (Dict[str, Any]): "tokens", "spaces" (each token's trailing whitespace),
+        "spans" ({"start_token", "end_token", "label"}) and "kinds" (label -> kind); see
+        ``findings.text_view``.
     RETURNS (Markup): the HTML, safe to insert.
     """
-    data = {key: view[key] for key in ("text", "tokens", "spans")}
-    options = {"colors": view.get("colors", {})}
-    return Markup(displacy.render(data, style="span", manual=True, options=options, jupyter=False))
+    tokens, spaces = chunk["tokens"], chunk["spaces"]
+    spans = sorted(
+        chunk["spans"], key=lambda s: (s["start_token"], s["start_token"] - s["end_token"])
+    )
+    covering: List[List[Tuple[Dict[str, Any], int]]] = [[] for _ in tokens]
+    for span, row in zip(spans, mark_rows(spans)):
+        for i in range(span["start_token"], span["end_token"]):
+            covering[i].append((span, row))
+
+    def marks(i: int, joined: bool) -> str:
+        """The bars under token ``i`` and the label of each span that starts there; the
+        bars of the spans that go on reach under the whitespace after it (``joined``)."""
+        out = []
+        for span, row in covering[i]:
+            kind = html.escape(chunk["kinds"][span["label"]])
+            classes = f"mark k-{kind}"
+            if span["start_token"] == i:
+                classes += " start"
+            if joined and span["end_token"] > i + 1:
+                classes += " on"
+            style = f"top:{MARK_TOP + MARK_STEP * row:.2f}em"
+            label = html.escape(span["label"])
+            inner = f"<span class='mark-label k-{kind}' title='{label}'>{label}</span>"
+            out.append(
+                f"<span class='{classes}' style='{style}'>"
+                f"{inner if span['start_token'] == i else ''}</span>"
+            )
+        return "".join(out)
+
+    last = len(tokens)
+    while last and not (tokens[last - 1] + spaces[last - 1]).strip():
+        last -= 1  # the chunk's trailing blank lines
+    parts = []
+    for i in range(last):
+        text = html.escape(tokens[i])
+        space = html.escape(spaces[i]) if i < last - 1 else ""
+        if not covering[i] or not text.strip():  # whitespace tokens carry no bars
+            parts.append(text + space)
+            continue
+        height = f"{MARK_TOP + MARK_STEP * (1 + max(row for _, row in covering[i])):.2f}em"
+        bars = marks(i, joined=bool(space) and "\n" not in space)
+        parts.append(f"<span class='tok' style='height:{height}'>{text}{bars}</span>{space}")
+    return Markup(f"<div class='spans'>{''.join(parts)}</div>")
 
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
-    """The package's template environment (autoescaped; ``displacy`` filter)."""
+    """The package's template environment (autoescaped; ``marked`` filter: see
+    ``text_markup``)."""
     env = Environment(
         loader=PackageLoader("spacy_rhetoric.analysis", "templates"),
         autoescape=select_autoescape(["html"]),
         trim_blocks=False,
     )
-    env.filters["displacy"] = displacy_markup
+    env.filters["marked"] = text_markup
     return env
 
 
@@ -113,10 +193,72 @@ def histogram_drawing(
     }
 
 
+def public_detail(note: Note) -> str:
+    """A note's detail as the HTML report shows it: the directory the model came from
+    (the terminal and the JSON give it) is named by the model."""
+    detail = note.detail
+    if note.path:
+        detail = detail.replace(note.path, note.model or Path(note.path).name)
+    return detail
+
+
+def provenance_rows(notes: Sequence[Note]) -> List[Dict[str, Any]]:
+    """The provenance table: per language and component, whether it ran, the model with
+    its package name and version, where it was found, its licence, and the detail (what
+    ran, or why not and the command that enables it); no filesystem path."""
+    return [
+        {
+            "lang": note.lang,
+            "component": note.component,
+            "ran": note.ran,
+            "model": note.model,
+            "package": note.package,
+            "source": SOURCE_NAMES.get(note.source, note.source),
+            "licence": note.licence,
+            "detail": public_detail(note),
+        }
+        for note in notes
+    ]
+
+
+def not_run_summary(notes: Sequence[Note]) -> List[Dict[str, Any]]:
+    """What did not run, by component: [{"component", "langs"}], in the order of the
+    notes (the report's short line near the top; the reasons are in the provenance)."""
+    langs: Dict[str, List[str]] = defaultdict(list)
+    for note in notes:
+        if not note.ran and note.lang not in langs[note.component]:
+            langs[note.component].append(note.lang)
+    return [{"component": c, "langs": found} for c, found in langs.items() if found]
+
+
+def legend(documents: Sequence[Dict[str, Any]], findings: Sequence[Dict[str, Any]]) -> List[Dict]:
+    """The legend of the text: per kind of finding its colour, its name, how many it
+    found, and whether it ran on any rendered document."""
+    counts: Dict[str, int] = defaultdict(int)
+    for item in findings:
+        counts[item["kind"]] += 1
+    return [
+        {
+            "name": kind.name,
+            "legend": kind.legend,
+            "color": kind.color,
+            "prefix": kind.prefix,
+            "stat": kind.stat,
+            "count": counts[kind.name],
+            "ran": any(d["views"]["ran"].get(kind.name) for d in documents),
+        }
+        for kind in FINDING_KINDS
+    ]
+
+
 def analysis_page(analysis: Analysis, title: str, note: Optional[str] = None) -> str:
-    """The report of an analysis: components (what ran, what not and how to enable it),
-    per-document statistics, the sortable findings table, the displacement histogram of
-    the corpus, and per document the displaCy renderings.
+    """The report of an analysis, in the order a reader wants it: per document the text
+    with every kind of finding marked (a legend with a filter per kind), then the
+    per-document statistics, the sortable findings table, the chiasmus candidates for
+    review and the displacement histogram of the corpus, and last, collapsed, the
+    provenance: the components, their models' packages, versions and licences, what did
+    not run and the command that enables it (named in a short line near the top). No
+    filesystem path: those are in the JSON.
 
     analysis (Analysis): the result of ``run.analyze_files`` (or several merged).
     title (str): the page title.
@@ -125,19 +267,35 @@ def analysis_page(analysis: Analysis, title: str, note: Optional[str] = None) ->
     """
     documents = analysis.documents
     rendered = [
-        {"name": d.name, "lang": d.lang, "views": document_views(d)}
+        {"name": d.name, "lang": d.lang, "views": document_views(d), "stats": document_stats(d)}
         for d in documents
         if d.rendered
+    ]
+    findings = [item for d in documents for item in document_findings(d)]
+    skipped = [
+        {
+            "name": Path(item["path"]).name,
+            "reason": item["reason"].replace(item["path"], Path(item["path"]).name),
+        }
+        for item in analysis.skipped
     ]
     return render_page(
         "analysis.html",
         title=title,
         note=note,
-        notes=analysis.notes,
-        skipped=analysis.skipped,
-        stat_columns=STAT_COLUMNS,
+        kinds=legend(rendered, findings),
+        not_run=not_run_summary(analysis.notes),
+        provenance=provenance_rows(analysis.notes),
+        versions={
+            "spacy_rhetoric": __version__,
+            "spaCy": spacy.__version__,
+            "Python": platform.python_version(),
+        },
+        today=datetime.date.today().isoformat(),
+        skipped=skipped,
+        stat_columns=stat_columns(),
         stats=[document_stats(d) for d in documents],
-        findings=[item for d in documents for item in document_findings(d)],
+        findings=findings,
         review=[item for d in documents for item in document_review(d)],
         histogram=histogram_drawing(displacement_histogram(documents)),
         rendered=rendered,
@@ -171,4 +329,10 @@ def results_page(
     )
 
 
-__all__: List[str] = ["analysis_page", "histogram_drawing", "render_page", "results_page"]
+__all__: List[str] = [
+    "analysis_page",
+    "histogram_drawing",
+    "render_page",
+    "results_page",
+    "text_markup",
+]

@@ -43,7 +43,7 @@ def analyze_cli(
     pattern: str = Opt("*.txt", "--pattern", help="Files to take from directories"),
     batch_size: int = Opt(16, "--batch-size", help="Docs (paragraph chunks) per nlp.pipe batch"),
     max_rendered: int = Opt(
-        50, "--max-rendered", help="displaCy renderings for the first N documents only"
+        50, "--max-rendered", help="Show the text (findings marked) of the first N documents only"
     ),
     title: str = Opt("", "--title", help="Title of the report"),
     skip: Optional[List[str]] = Opt(
@@ -54,8 +54,11 @@ def analyze_cli(
     ),
 ):
     """Run every component that applies to LANG over the files and write one
-    self-contained HTML report (displaCy renderings of parallelisms and chiasmi, a
-    sortable findings table, per-document statistics, a displacement histogram).
+    self-contained HTML report: first each document's text with every kind of finding
+    marked (a legend with a filter per kind), then per-document statistics, a sortable
+    findings table, the chiasmus candidates for review and a displacement histogram,
+    and last, collapsed, the provenance (components, model packages and versions,
+    licences). The JSON also gives the directory of each model.
 
     Components whose model is not available are skipped and listed, with the command
     that builds them (`python -m spacy_rhetoric models build --lang LANG`).
@@ -110,7 +113,9 @@ def analyze_cli(
     data = analysis_data(analysis)
     if output is not None:
         page = analysis_page(
-            analysis, title or f"spacy_rhetoric analysis ({lang}, {len(files)} files)"
+            analysis,
+            title
+            or f"spacy_rhetoric analysis ({lang}, {len(files)} file{'s' * (len(files) != 1)})",
         )
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(page, encoding="utf8")

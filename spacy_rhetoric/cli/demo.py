@@ -14,8 +14,9 @@ def demo_cli(
     json_output: Optional[Path] = Opt(None, "--json-output", "-j", help="Also write the JSON"),
     model: Optional[List[str]] = MODELS_OPTION,
 ):
-    """Analyse the bundled samples (Latin sermon with gold parallelisms, German and
-    English passages) with every available model and write the HTML report."""
+    """Analyse the bundled samples (a Latin sermon with its gold parallelisms, Augustine
+    quoting Virgil, the Rhetorica ad Herennium, German, English and Chinese passages) with
+    every available model and write the HTML report (the same as analyze's)."""
     from ..analysis.demo import run_demo
     from ..analysis.pipelines import AnalyzeError
 
