@@ -48,7 +48,7 @@ def main() -> None:
             forward = self._forward_scores(raw, mask)[1]
             scan = self._scan_log_z(raw, mask)
             exact = self.double()._forward_scores(raw.double(), mask)[1]
-            # what the loss computes since session 22: each position's best score out
+            # what the loss computes since 2026-11-26: each position's best score out
             centred_forward = self.float()._forward_scores(emissions, mask)[1]
             centred_scan = self._scan_log_z(emissions, mask)
             centred_exact = self.double()._forward_scores(emissions.double(), mask)[1]

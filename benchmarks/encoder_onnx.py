@@ -116,7 +116,7 @@ def main() -> None:
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     # no spinning threads left behind to slow the torch runs that follow
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+    inference = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
     last = f"h{n_out - 1}"
 
     def run_torch():
@@ -134,7 +134,7 @@ def main() -> None:
 
     def run_ort():
         return [
-            session.run([last], {"input_ids": ids, "attention_mask": mask})[0]
+            inference.run([last], {"input_ids": ids, "attention_mask": mask})[0]
             for ids, mask in batches
         ]
 

@@ -18,7 +18,7 @@ Settings: (1) ``all_top_k``: no reranker, threshold -1 (every top-10 candidate i
 what `analyze` did before); (2) ``default_threshold``: no reranker (``--no-packaged-
 reranker``), the index's default cosine threshold; (3) ``packaged_reranker``: what
 `analyze` does with an index that has no reranker of its own (the packaged one,
-``spacy_rhetoric/data/intertext``: since session 27 the ``broad_distractors`` recipe below
+``spacy_rhetoric/data/intertext``: since 2026-11-27 the ``broad_distractors`` recipe below
 trained on every link; before, ``broad``); ``by_cosine``: (1) cut at fixed cosines, for
 information (nothing is chosen on it).
 
@@ -39,10 +39,10 @@ Propertius, Ovid, Lucan, Martial: the full pool), so that it has seen, as negati
 the lines of other poets that share Virgil's diction; and the same with distractor
 searches (``broad_distractors``, `intertext train --distractors`: each query also searched
 without its sources' authors, every candidate a non-link, as it meets an index that lacks
-its sources); and (session 28) the same without the candidates of those searches that
+its sources); and (2026-11-27) the same without the candidates of those searches that
 share a two-term phrase with the query, possible echoes the gold links do not record
 (``broad_distractors_nophrase``, `--no-distractor-phrases`). The recipes (``virgil``:
-trained against Virgil, the packaged one until session 17; ``broad``;
+trained against Virgil, the packaged one until 2026-11-26; ``broad``;
 ``broad_distractors``; ``broad_distractors_nophrase``) are cross-validated on grouped folds: per
 fold, trained without the fold's queries, exported with its fusion, and applied to the
 fold's queries on the Virgil index and on the five poets' (``<recipe>_reranker_cv``);

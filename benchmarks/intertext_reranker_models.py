@@ -8,11 +8,11 @@ evaluate --pool full` with the reranker's logistic regression replaced, everythi
 - ``boosted``: scikit-learn's histogram gradient boosting (200 trees of at most 15
   leaves, learning rate 0.05, L2 1.0, seed 0; fixed before any run, not tuned), an upper
   bound on what a nonlinear model of these features can do;
-- ``relative`` (session 35): the shipped logistic regression with, per query, the fused,
+- ``relative`` (2026-11-28): the shipped logistic regression with, per query, the fused,
   lexical and dense scores, the query coverage and Tesserae's score (and the n-gram
   cosine where the index has it) also given minus their maximum over that query's
   candidates: how a candidate stands among its rivals, not only how good it is.
-- ``author`` (session 37): the shipped logistic regression also reading a one-hot of each
+- ``author`` (2026-11-28): the shipped logistic regression also reading a one-hot of each
   candidate's source author (the pool's ten), so that it can learn, per training fold,
   which authors the queries allude to (Loci Similes: Virgil 333 of 545 links from 13 % of
   the pool, Ovid 25 from 35 %). A prior of Jerome's and Lactantius' reading, not evidence

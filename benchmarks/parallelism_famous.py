@@ -229,7 +229,7 @@ def main() -> None:
         type=float,
         default=None,
         help="the taggers' min_word_share (default: the pipeline's; 0 reads as before "
-        "session 35, when branches that are not words were kept)",
+        "2026-11-28, when branches that are not words were kept)",
     )
     args = parser.parse_args()
     try:

@@ -4,6 +4,7 @@ predicts the same after ``spacy.load`` on the GPU and on the CPU, and the torch 
 follow thinc's current ops. The GPU tests skip without CUDA and cupy; the CPU tests
 check the device choices that the GPU path relies on."""
 
+from pathlib import Path
 from typing import Dict, List, Set, Tuple
 
 import numpy
@@ -30,6 +31,7 @@ from thinc.api import (
 
 from spacy_rhetoric import get_parallelisms
 from spacy_rhetoric.chiasmus.features import token_vectors
+from spacy_rhetoric.cli._util import save_pipeline
 from spacy_rhetoric.encoders.vectors import _device
 
 
@@ -100,13 +102,20 @@ def _found(nlp: Language) -> List[List[tuple]]:
     return [[p.offsets for p in get_parallelisms(doc)] for doc in nlp.pipe(TEXTS)]
 
 
-def _train_parallelism_on_gpu(tmp_path, tok2vec: dict, members: int = 1) -> List[List[tuple]]:
-    """Train a parallelism tagger with this tok2vec on the GPU, save it, and check that
-    it predicts the same after spacy.load on the GPU and on the CPU.
+def _train_parallelism_on_gpu(
+    tmp_path: Path, tok2vec: dict, members: int = 1, gpu: bool = True
+) -> List[List[tuple]]:
+    """Train a parallelism tagger with this tok2vec on the GPU (on the CPU if not
+    ``gpu``), save it to ``tmp_path / "pipeline"`` as the commands save a pipeline
+    (``save_pipeline``: ``tmp_path`` may not exist yet), and check that it predicts the
+    same after spacy.load on that device and on the CPU.
 
-    RETURNS (List[List[tuple]]): the branches found in TEXTS (by the GPU-trained model).
+    RETURNS (List[List[tuple]]): the branches found in TEXTS (by the trained model).
     """
-    spacy.require_gpu(0)  # again: a previous call ends on the CPU
+    if gpu:
+        spacy.require_gpu(0)  # again: a previous call ends on the CPU
+    else:
+        require_cpu()
     fix_random_seed(0)
     nlp = spacy.blank("la")
     model = {**SMALL_MODEL, "tok2vec": tok2vec}
@@ -120,13 +129,16 @@ def _train_parallelism_on_gpu(tmp_path, tok2vec: dict, members: int = 1) -> List
         for _ in range(N_UPDATES)
     ]
     assert all(numpy.isfinite(losses)) and losses[-1] < losses[0] / 3
-    _assert_device(nlp, gpu=True)
+    _assert_device(nlp, gpu=gpu)
     found = _found(nlp)
     assert any(found)
-    nlp.to_disk(tmp_path / "pipeline")
-    on_gpu = spacy.load(tmp_path / "pipeline")
-    _assert_device(on_gpu, gpu=True)
-    assert _found(on_gpu) == found
+    # nlp.to_disk makes only the last folder of its path (spaCy's util.to_disk), which
+    # failed here for tmp_path / "ensemble" / "pipeline"; the commands' writer makes
+    # the parents too
+    save_pipeline(nlp, tmp_path / "pipeline")
+    on_device = spacy.load(tmp_path / "pipeline")
+    _assert_device(on_device, gpu=gpu)
+    assert _found(on_device) == found
     require_cpu()
     on_cpu = spacy.load(tmp_path / "pipeline")
     _assert_device(on_cpu, gpu=False)
@@ -165,8 +177,17 @@ def test_parallelism_tagger_with_encoder_vectors_trains_on_the_gpu(tmp_path, enc
         "layers": [6, 12],
     }
     _train_parallelism_on_gpu(tmp_path, tok2vec)
-    # an ensemble of two heads over the same states
+    # an ensemble of two heads over the same states, saved into a folder not made yet
     _train_parallelism_on_gpu(tmp_path / "ensemble", tok2vec, members=2)
+
+
+def test_an_ensemble_trained_as_on_the_gpu_is_saved_into_a_new_folder_on_the_cpu(tmp_path):
+    """The ensemble half of the GPU tests, on the CPU: two heads trained together,
+    saved into folders that do not exist yet (on an H200 it ended in FileNotFoundError,
+    nlp.to_disk making only the last folder), predicting the same after loading."""
+    out = tmp_path / "new" / "ensemble"
+    found = _train_parallelism_on_gpu(out, SMALL_MODEL["tok2vec"], members=2, gpu=False)
+    assert (out / "pipeline" / "config.cfg").exists() and any(found)
 
 
 def _with_static_vectors(nlp: Language) -> None:

@@ -1,6 +1,6 @@
 #!/bin/bash
-# The GPU checks of issue #24 in one call on a lent GPU machine (Python 3.12 with torch
-# and cupy, no registry): the CUDA tests, the CRF loss by the forward algorithm against
+# The GPU checks of issue #24 in one call on a GPU machine without a package registry
+# (Python 3.12 with torch and cupy): the CUDA tests, the CRF loss by the forward algorithm against
 # the parallel scan (benchmarks/crf_scan.py; steps of the full recipe with each), the training-step timings of every parallelism
 # recipe (frozen, top-2 and top-4 adapted, all 12 layers) and of masked-language
 # pretraining, the shipped Latin model evaluated on the GPU, and one seed of the
@@ -9,7 +9,7 @@
 # active venv). Not in the default phases: "joint" and "joint-wait", seeds of the joint
 # head side by side (#26; needs corpus/joint and the opt/test splits; see the README).
 # Results go to /tmp/gpu-results, packed into $OUT/results.tgz after every phase
-# (default .dev/out; a lent machine sends back at most 8 files).
+# (default .dev/out; such a machine may send back at most 8 files).
 set -u -o pipefail
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 OUT=${OUT:-.dev/out}; GPU=${GPU:-0}; BUDGET=${BUDGET:-560}; STEPS=${STEPS:-40}; MLM_STEPS=${MLM_STEPS:-150}
@@ -73,7 +73,7 @@ if on full && [ "$LEFT" -gt 60 ]; then
   done
 fi
 # Seeds of the joint head (joint-me5.cfg, the recipe of seeds-parallelism-joint-scan) side by
-# side on the one GPU, each in its own process session (setsid) so that they outlive this
+# side on the one GPU, each detached from this shell (setsid) so that they outlive this
 # call: a later call with PHASES="joint-wait" (within the machine's 30 s of warmth) waits
 # for them and packs what they wrote. Each seed's metrics, logs and tuned model come back
 # ($FINAL/joint-seedN-model.tgz once its test scores exist).

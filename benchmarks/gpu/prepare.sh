@@ -1,5 +1,5 @@
 #!/bin/bash
-# Make .dev/ for benchmarks/gpu/device_run.sh on a lent GPU machine (Python 3.12, torch,
+# Make .dev/ for benchmarks/gpu/device_run.sh on a GPU machine (Python 3.12, torch,
 # cupy and numpy there; no registry; 64 MiB of files per call): cp312 wheels of spaCy's
 # stack and of transformers 4.53.2, with the debug symbols of their compiled modules
 # stripped; this package as a wheel; the encoder file packed for the carried corpora.

@@ -12,7 +12,7 @@ first use ``resolve_encoder(PATH)`` writes the Hugging Face directory into the m
 cache (a ``BertModel`` of ``n`` layers of width ``k`` with the base's embeddings and
 tokenizer), as ``encoder_path`` does for the base.
 No narrow encoder ships: none has yet kept a package's validation score and reached its
-speed (docs/results/parallelism.md, session 36).
+speed (docs/results/parallelism.md, 2026-11-28).
 """
 
 import hashlib
