@@ -42,6 +42,8 @@ COMMANDS: List[Tuple[str, str, object]] = [
      "training/ (spacy project run train-base-la, train-parallelism-asp)"),
     ("docs/models.md", "SPACY_RHETORIC_DATA=", "trains four base pipelines (hours)"),
     ("docs/project.md", "SPACY_RHETORIC_DATA=", "converts every dataset of the project (minutes)"),
+    ("docs/project.md", "python -m spacy project run", "a workflow or experiment of the "
+     "projects (minutes to hours)"),
     ("docs/scale.md", PREFIX + "corpus run MODEL INPUT... -o OUT_DIR [", {
         "MODEL": "en_rhetoric_base", "INPUT...": "speech.txt", "OUT_DIR": "out",
         "->": ["out/manifest.json", "out/shard-00000.spacy"]}),
