@@ -15,6 +15,7 @@ from .encoders import adapted as encoder_adapted  # noqa: F401  (AdaptedEncoder)
 from .encoders import transformer as encoder_transformer  # noqa: F401  (EncoderTransformer)
 from .encoders import vectors as encoder_vectors  # noqa: F401  (EncoderVectors)
 from .extensions import register_extensions
+from .figures import component as figures_component  # noqa: F401  (figure_finder)
 from .intertext import component as intertext_component  # noqa: F401  (intertext_matcher)
 from .parallelism import Parallelism, component, get_parallelisms, metrics, model, set_parallelisms  # noqa: F401  (registers the tagger)
 from .parallelism.render import render

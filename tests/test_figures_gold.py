@@ -14,8 +14,18 @@ import pytest
 GOLD = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "figures" / "examples.jsonl"
 
 LABELS = {
-    "anaphora", "epiphora", "symploce", "anadiplosis", "gradatio", "epizeuxis", "ploce",
-    "polyptoton", "polysyndeton", "asyndeton", "alliteration", "antimetabole",
+    "anaphora",
+    "epiphora",
+    "symploce",
+    "anadiplosis",
+    "gradatio",
+    "epizeuxis",
+    "ploce",
+    "polyptoton",
+    "polysyndeton",
+    "asyndeton",
+    "alliteration",
+    "antimetabole",
 }
 LANGS = {"la", "en", "de", "zh"}
 KINDS = {"handbook", "literary", "negative"}
@@ -124,8 +134,7 @@ def test_split_rule(gold):
     """sha1 of the text, even -> dev, odd -> test, except the issue's examples (dev) and the
     few rows moved so that each language x figure has both halves (recorded here)."""
     forced = {
-        row["text"] for row in gold
-        if any(q in row["text"] for q in ISSUE_EXAMPLES[row["lang"]])
+        row["text"] for row in gold if any(q in row["text"] for q in ISSUE_EXAMPLES[row["lang"]])
     }
     moved = []
     for row in gold:
@@ -161,8 +170,19 @@ def test_counts_reach_targets(gold):
         assert positives[lang] >= target, lang
         assert negatives[lang] >= MIN_NEGATIVES, lang
     handbook = collections.Counter(r["figure"] for r in gold if r["kind"] == "handbook")
-    for figure in ("anaphora", "epiphora", "symploce", "anadiplosis", "gradatio", "epizeuxis",
-                   "ploce", "polyptoton", "polysyndeton", "asyndeton", "antimetabole"):
+    for figure in (
+        "anaphora",
+        "epiphora",
+        "symploce",
+        "anadiplosis",
+        "gradatio",
+        "epizeuxis",
+        "ploce",
+        "polyptoton",
+        "polysyndeton",
+        "asyndeton",
+        "antimetabole",
+    ):
         assert handbook[figure] >= 1, figure
 
 

@@ -1,0 +1,221 @@
+"""Candidate rules of the figures of conjunction: polysyndeton and asyndeton.
+
+* **polysyndeton**: >= 2 occurrences of the same coordinating conjunction
+  (``words.CONJUNCTIONS``; in Latin also the enclitic -que) in one sentence, consecutive
+  ones at most ``POLYSYNDETON_GAP`` words apart, joining >= 3 non-empty members: the
+  stretch before the first conjunction (the rest of its colon, at most ``MAX_FIRST``
+  words), the stretches between them, and the rest of the colon after the last. The
+  support is the conjunctions.
+* **asyndeton** (*dissolutio*): a maximal run of >= 3 consecutive cola of one sentence,
+  separated by commas, semicolons, dashes or 、, none holding a conjunction, none after
+  the first opening with a connective (``words.CONNECTIVES``, or a ``mark``/``cc`` word
+  of the parse), none longer than ``MAX_ASYNDETON_WORDS`` words, and not all the same
+  words (that is epizeuxis): "Veni, vidi, vici"; and, where the doc has
+  a parse, a word with >= 2 ``conj`` dependents, none of them (nor the word) with a
+  ``cc`` dependent, separated by commas ("the strong, brave, loyal soldiers"): the
+  words are the members. The support is the members' first words.
+"""
+
+from typing import Dict, List, Optional, Set
+
+import numpy
+from spacy.tokens import Doc
+
+from .candidates import MAX_MEMBERS, Candidate, Range, make_candidate
+from .segment import Segmentation
+from .words import CONJUNCTIONS, CONNECTIVES, ColonWords, Words, is_enclitic_que, words_of
+
+POLYSYNDETON_GAP = 12
+MAX_FIRST = 8
+MAX_ASYNDETON_WORDS = 10
+SEPARATORS = frozenset([",", ";", "–", "—", "--", "，", "；", "、"])
+FIGURES = ("polysyndeton", "asyndeton")
+
+
+def _trim(doc: Doc, words: Words, start: int, end: int) -> Range:
+    """A range without the non-words at its edges (start == end where none is left)."""
+    while start < end and not words.is_word[start]:
+        start += 1
+    while end > start and not words.is_word[end - 1]:
+        end -= 1
+    return start, end
+
+
+def _conjunction_key(words: Words, p: int) -> Optional[str]:
+    form = words.forms[p]
+    if words.is_conj[p] and form in CONJUNCTIONS.get(words.lang, ()):
+        return form
+    if words.lang == "la" and is_enclitic_que(form):
+        return "-que"
+    return None
+
+
+def polysyndeton_candidates(
+    doc: Doc, words: Words, seg: Segmentation, cw: ColonWords
+) -> List[Candidate]:
+    """Polysyndeta (see the module docstring)."""
+    found: List[Candidate] = []
+    sentence = seg.token_sentence
+    open_: Dict[str, List] = {}  # key -> [conjunction tokens (capped), last word index, count]
+
+    def close(key: str, group: List) -> None:
+        conj = group[0]
+        if group[2] < 2:
+            return
+        que = key == "-que"
+        members: List[Range] = []
+        first = conj[0]
+        if que:  # the word before the first -que word, then each -que word
+            before = [p for p in cw.positions[max(0, group[3] - 1) : group[3]].tolist()]
+            if not before or seg.colon_of[before[0]] < 0:
+                return
+            members = [(before[0], before[0] + 1)] + [(p, p + 1) for p in conj]
+        else:
+            colon = int(seg.colon_of[first])
+            if seg.starts[colon] == first:  # the conjunction opens its colon: the one before
+                colon -= 1
+                if colon < 0 or seg.sentence[colon] != seg.sentence[colon + 1]:
+                    return
+            colon_words = words_of(cw, colon)
+            colon_words = colon_words[colon_words < first][-MAX_FIRST:]
+            if not len(colon_words):
+                return
+            members.append((int(colon_words[0]), int(colon_words[-1]) + 1))
+            for p, q in zip(conj, conj[1:]):
+                members.append(_trim(doc, words, p + 1, q))
+            after = conj[-1] + 1
+            stop, limit = after, min(len(doc), after + 2 * POLYSYNDETON_GAP)
+            while stop < limit and seg.colon_of[stop] >= 0 and not words.is_conj[stop]:
+                stop += 1
+            members.append(_trim(doc, words, after, stop))
+        if any(s >= e for s, e in members):
+            return
+        found.append(
+            make_candidate("polysyndeton", members, [(p, p + 1) for p in conj], group[2] + 1)
+        )
+
+    for j, p in enumerate(cw.positions.tolist()):
+        key = _conjunction_key(words, p)
+        if key is None:
+            continue
+        group = open_.get(key)
+        if (
+            group is not None
+            and j - group[1] <= POLYSYNDETON_GAP
+            and sentence[p] == sentence[group[0][-1]]
+        ):
+            if len(group[0]) < MAX_MEMBERS:
+                group[0].append(p)
+            group[1] = j
+            group[2] += 1
+            continue
+        if group is not None:
+            close(key, group)
+        open_[key] = [[p], j, 1, j]
+    for key, group in open_.items():
+        close(key, group)
+    found.sort(key=lambda c: c.start)
+    return found
+
+
+def _separated(doc: Doc, seg: Segmentation, c: int) -> bool:
+    """Whether colon c + 1 follows colon c in its sentence after a list separator only."""
+    if seg.sentence[c] != seg.sentence[c + 1]:
+        return False
+    between = [
+        doc[i].text
+        for i in range(int(seg.ends[c]), min(int(seg.starts[c + 1]), int(seg.ends[c]) + 4))
+    ]
+    return (
+        bool(between)
+        and all(t in SEPARATORS or not t.strip() for t in between)
+        and any(t in SEPARATORS for t in between)
+    )
+
+
+def asyndeton_candidates(
+    doc: Doc, words: Words, seg: Segmentation, cw: ColonWords
+) -> List[Candidate]:
+    """Asyndeta of cola and, with a parse, of coordinated words (see the module docstring)."""
+    m = len(seg)
+    found: List[Candidate] = []
+    if m >= 3:
+        conj_per_colon = (
+            numpy.bincount(cw.colon[words.is_conj[cw.positions]], minlength=m)
+            if len(cw.positions)
+            else numpy.zeros(m, dtype=numpy.int64)
+        )
+        fits = (cw.count >= 1) & (cw.count <= MAX_ASYNDETON_WORDS) & (conj_per_colon == 0)
+        connectives = CONNECTIVES.get(words.lang, frozenset())
+        parsed = doc.has_annotation("DEP")
+        opens = numpy.zeros(m, dtype=bool)  # the colon opens with a connective
+        for c in numpy.flatnonzero(fits & (cw.first >= 0)).tolist():
+            first = int(cw.first[c])
+            opens[c] = words.forms[first] in connectives or (
+                parsed and doc[first].dep_ in ("mark", "cc")
+            )
+        run: List[int] = []
+
+        def close() -> None:
+            if (
+                len(run) >= 3
+                and len(
+                    {tuple(words.forms[int(t)] for t in words_of(cw, c)) for c in run[:MAX_MEMBERS]}
+                )
+                > 1
+            ):
+                cola = run[:MAX_MEMBERS]
+                members = [(int(seg.starts[c]), int(seg.ends[c])) for c in cola]
+                support = [(int(cw.first[c]), int(cw.first[c]) + 1) for c in cola]
+                found.append(
+                    make_candidate(
+                        "asyndeton", members, support, len(run), True, end=int(seg.ends[run[-1]])
+                    )
+                )
+            run.clear()
+
+        for c in range(m):
+            if not fits[c]:
+                close()
+                continue
+            if run and not (run[-1] == c - 1 and _separated(doc, seg, c - 1) and not opens[c]):
+                close()
+            run.append(c)
+        close()
+    if doc.has_annotation("DEP"):
+        taken: Set[int] = {t for c in found for s, e in c.members for t in range(s, e)}
+        for token in doc:
+            conjuncts = [child for child in token.children if child.dep_ == "conj"]
+            if len(conjuncts) < 2 or token.i in taken:
+                continue
+            items = [token] + conjuncts
+            if any(child.dep_ == "cc" for item in items for child in item.children):
+                continue
+            if any(words.is_conj[t.i] for t in items):
+                continue
+            if len({words.forms[t.i] for t in items}) == 1:
+                continue
+            positions = sorted(t.i for t in items)
+            gaps_ok = all(
+                any(doc[i].text in SEPARATORS for i in range(p + 1, q)) and q - p <= 4
+                for p, q in zip(positions, positions[1:])
+            )
+            if not gaps_ok:
+                continue
+            members = [(p, p + 1) for p in positions]
+            found.append(make_candidate("asyndeton", members, members, len(members)))
+            taken.update(positions)
+    found.sort(key=lambda c: c.start)
+    return found
+
+
+def conjunction_candidates(
+    doc: Doc, words: Words, seg: Segmentation, cw: ColonWords, figures: Optional[Set[str]] = None
+) -> List[Candidate]:
+    """RETURNS (List[Candidate]): the polysyndeta and asyndeta of a doc."""
+    found: List[Candidate] = []
+    if figures is None or "polysyndeton" in figures:
+        found += polysyndeton_candidates(doc, words, seg, cw)
+    if figures is None or "asyndeton" in figures:
+        found += asyndeton_candidates(doc, words, seg, cw)
+    return found

@@ -1,0 +1,157 @@
+"""Features of figure candidates: one row of named columns per candidate (numpy).
+
+After Dubremetz & Nivre (2018): what separates rhetoric from accidental repetition is
+the repeated word (its part of speech, whether it is a stop word, its length), the
+shape of the series (members, their length similarity: isocolon), distance and
+punctuation. The *repeated word* is the first support range (its first token for the
+part of speech).
+
+| column | meaning |
+|---|---|
+| `bias` | 1 |
+| `pos_noun` ... `pos_other` | one-hot POS of the repeated word (`POS_COLUMNS`, other) |
+| `tagged` | 1 where the doc has POS |
+| `stop` | share of support ranges made of stop words or conjunctions only |
+| `word_chars` | characters of the repeated word(s), at most 12 |
+| `short_word` | 1 where those are at most 2 characters |
+| `support_words` | mean words per support range (2 for "Blessed are"), at most 4 |
+| `members` | members of the run, at most 10 |
+| `extra_members` | members beyond 2, at most 8 |
+| `length_ratio` | shortest / longest member in words (isocolon: 1) |
+| `member_words` | log(1 + mean words per member) |
+| `span_tokens` | log(1 + tokens from the first member to the last) |
+| `distance` | log(1 + mean words between consecutive support ranges) |
+| `punct_between` | share of consecutive support ranges with break punctuation between |
+| `punct_boundaries` | share of members followed by break punctuation or a line break |
+| `position` | first member's start, relative to its sentence (0: at the start) |
+| `sentence_start` | 1 where the first member starts its sentence |
+| `whole_cola` | 1 where the members are whole cola |
+| `distinct_words` | distinct repeated forms in the support, at most 6 |
+| `cross_sentence` | 1 where the instance spans more than one sentence |
+"""
+
+import math
+from typing import List, Sequence
+
+import numpy
+from spacy.tokens import Doc
+
+from .candidates import Candidate
+from .segment import Segmentation
+from .words import Words
+
+POS_COLUMNS = ("NOUN", "PROPN", "VERB", "ADJ", "ADV", "PRON", "DET", "ADP", "CCONJ")
+FEATURES = (
+    ("bias",)
+    + tuple(f"pos_{p.lower()}" for p in POS_COLUMNS)
+    + (
+        "pos_other",
+        "tagged",
+        "stop",
+        "word_chars",
+        "short_word",
+        "support_words",
+        "members",
+        "extra_members",
+        "length_ratio",
+        "member_words",
+        "span_tokens",
+        "distance",
+        "punct_between",
+        "punct_boundaries",
+        "position",
+        "sentence_start",
+        "whole_cola",
+        "distinct_words",
+        "cross_sentence",
+    )
+)
+COLUMN = {name: i for i, name in enumerate(FEATURES)}
+
+
+def candidate_features(
+    doc: Doc, words: Words, seg: Segmentation, candidates: Sequence[Candidate]
+) -> numpy.ndarray:
+    """The feature rows of a doc's candidates.
+
+    doc (Doc): the doc.
+    words (Words): its words (``words.doc_words``).
+    seg (Segmentation): its cola.
+    candidates (Sequence[Candidate]): the candidates.
+    RETURNS (numpy.ndarray): [k, len(FEATURES)] float32.
+    """
+    X = numpy.zeros((len(candidates), len(FEATURES)), dtype="float32")
+    if not candidates:
+        return X
+    n = len(doc)
+    word_cum = numpy.r_[0, numpy.cumsum(words.is_word)]
+    breaks = numpy.r_[seg.boundary, False]  # break punctuation or a line break
+    break_cum = numpy.r_[0, numpy.cumsum(breaks[:n])]
+    stopish = words.is_stop | words.is_conj
+    sentence = seg.token_sentence
+    sent_ids, sent_first = numpy.unique(sentence, return_index=True)
+    sent_start = numpy.zeros(len(sent_ids) + 1, dtype=numpy.int64)
+    sent_start[sent_ids] = sent_first
+    sent_end = numpy.r_[sent_first[1:], n]
+    tagged = words.pos is not None
+    X[:, COLUMN["bias"]] = 1.0
+    X[:, COLUMN["tagged"]] = float(tagged)
+    for row, cand in enumerate(candidates):
+        x = X[row]
+        s0, e0 = cand.support[0] if cand.support else cand.members[0]
+        if tagged:
+            tag = words.pos[s0]
+            name = f"pos_{tag.lower()}" if tag in POS_COLUMNS else "pos_other"
+            x[COLUMN[name]] = 1.0
+        word_ranges = [(s, e) for s, e in cand.support if word_cum[e] - word_cum[s] > 0] or [
+            (s0, e0)
+        ]
+        stops = [
+            all(stopish[t] or not words.is_word[t] for t in range(s, e)) for s, e in word_ranges
+        ]
+        x[COLUMN["stop"]] = sum(stops) / len(stops)
+        chars = sum(len(words.forms[t]) for t in range(s0, e0) if words.is_word[t])
+        x[COLUMN["word_chars"]] = min(chars, 12)
+        x[COLUMN["short_word"]] = float(chars <= 2)
+        support_words = [word_cum[e] - word_cum[s] for s, e in word_ranges]
+        x[COLUMN["support_words"]] = min(sum(support_words) / len(support_words), 4)
+        x[COLUMN["members"]] = min(cand.n_members, 10)
+        x[COLUMN["extra_members"]] = min(max(cand.n_members - 2, 0), 8)
+        lengths = [max(int(word_cum[e] - word_cum[s]), 1) for s, e in cand.members]
+        x[COLUMN["length_ratio"]] = min(lengths) / max(lengths)
+        x[COLUMN["member_words"]] = math.log1p(sum(lengths) / len(lengths))
+        x[COLUMN["span_tokens"]] = math.log1p(cand.end - cand.start)
+        if len(cand.support) > 1:
+            gaps = [
+                max(int(word_cum[b] - word_cum[a]), 0)
+                for (_, a), (b, _) in zip(cand.support, cand.support[1:])
+            ]
+            x[COLUMN["distance"]] = math.log1p(sum(gaps) / len(gaps))
+            punct = [
+                break_cum[b] - break_cum[a] > 0 if b > a else False
+                for (_, a), (b, _) in zip(cand.support, cand.support[1:])
+            ]
+            x[COLUMN["punct_between"]] = sum(punct) / len(punct)
+        followed = [bool(breaks[e]) if e < n else True for _, e in cand.members]
+        x[COLUMN["punct_boundaries"]] = sum(followed) / len(followed)
+        start = cand.members[0][0]
+        sid = sentence[start] if n else 0
+        length = max(int(sent_end[sid] - sent_start[sid]), 1)
+        x[COLUMN["position"]] = (start - sent_start[sid]) / length
+        first_word = start
+        while first_word > sent_start[sid] and not words.is_word[first_word - 1]:
+            first_word -= 1
+        x[COLUMN["sentence_start"]] = float(first_word == sent_start[sid])
+        x[COLUMN["whole_cola"]] = float(cand.whole_cola)
+        distinct = {
+            " ".join(words.forms[t] for t in range(s, e) if words.is_word[t])
+            for s, e in word_ranges
+        }
+        x[COLUMN["distinct_words"]] = min(len(distinct), 6)
+        x[COLUMN["cross_sentence"]] = float(sentence[cand.end - 1] != sentence[start])
+    return X
+
+
+def feature_names() -> List[str]:
+    """RETURNS (List[str]): the column names, in order."""
+    return list(FEATURES)

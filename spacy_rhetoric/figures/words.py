@@ -1,0 +1,190 @@
+"""The words of a doc as the figure rules see them: normalised forms, lemmas, stop words
+and conjunctions per language, as flat arrays (one entry per token).
+
+Normal form (``normalize``): lower case; Latin ``v`` -> ``u`` and ``j`` -> ``i`` (editions
+spell "uenit"/"venit", "iam"/"jam"). A *word* is a token that is neither punctuation,
+whitespace nor a symbol. A *content word* is a word that is not a stop word (spaCy's
+stop list of the language plus ``EXTRA_STOP``), holds a letter, and, where the doc is
+tagged, has an open-class part of speech (``CONTENT_POS``).
+"""
+
+from typing import Dict, FrozenSet, List, NamedTuple, Optional
+
+import numpy
+from spacy.attrs import IS_PUNCT, IS_SPACE, IS_STOP, LEMMA, ORTH, POS
+from spacy.parts_of_speech import IDS as POS_IDS
+from spacy.tokens import Doc
+
+IDS_TO_POS = {int(v): k for k, v in POS_IDS.items()}
+CONTENT_POS = frozenset(["NOUN", "PROPN", "VERB", "ADJ", "ADV", "NUM", "INTJ", "X"])
+# coordinating conjunctions per language (spaCy's data has no such list)
+CONJUNCTIONS: Dict[str, FrozenSet[str]] = {
+    "la": frozenset(["et", "ac", "atque", "aut", "vel", "uel", "nec", "neque", "sed"]),
+    "de": frozenset(["und", "oder", "aber", "noch", "sowie"]),
+    "en": frozenset(["and", "or", "nor", "but"]),
+    "zh": frozenset(["和", "与", "及", "而", "且", "或"]),
+}
+# connectives that join a colon to the one before (a colon opening with one, or with a
+# ``mark``/``cc`` word, is not asyndetic)
+CONNECTIVES: Dict[str, FrozenSet[str]] = {
+    "la": frozenset(
+        "si nisi quod quia cum ut ne nam enim autem tamen igitur ergo quam dum".split()
+    ),
+    "de": frozenset("wenn weil dass daß ob als denn doch so dann jedoch sondern".split()),
+    "en": frozenset("if when because although though while since for so yet then that".split()),
+    "zh": frozenset("则 就 便 又 但 却 因 所以 因为 如果 虽然 然而 而且 故".split()),
+}
+# Latin enclitic -que: a word ending in it, except the words that merely end so
+ENCLITIC_QUE_EXCEPTIONS = frozenset(
+    "quoque atque neque itaque usque quisque quaeque quodque quidque quicque utique ubique "
+    "undique denique plerumque uterque utrumque cuique quemque quamque namque "
+    "absque quinque quousque aeque utroque unusquisque quandoque".split()
+)
+EXTRA_STOP: Dict[str, FrozenSet[str]] = {
+    "la": frozenset(
+        "et ac atque aut vel uel nec neque sed in ad cum de ex e a ab per pro sub non est sunt "
+        "esse erat qui quae quod hic haec hoc is ea id ille illa illud se sibi ut ne si".split()
+    ),
+    "zh": frozenset("的 了 是 在 也 就 都 而 之 其 者 乎 矣 焉 哉 以 于 於 则 所".split()),
+}
+
+
+def normalize(text: str, lang: str) -> str:
+    """The normal form of a word: lower case; Latin u/v and i/j folded."""
+    form = text.lower()
+    if lang == "la":
+        form = form.replace("v", "u").replace("j", "i")
+    return form
+
+
+def is_enclitic_que(form: str) -> bool:
+    """Whether a normalised Latin form carries the enclitic -que ("populusque")."""
+    return len(form) > 5 and form.endswith("que") and form not in ENCLITIC_QUE_EXCEPTIONS
+
+
+class Words(NamedTuple):
+    """A doc's tokens as the rules see them (arrays of length n = len(doc)).
+
+    lang (str): the doc's language code.
+    forms (List[str]): the normal form of each token.
+    lemmas (Optional[List[str]]): the normalised lemma of each token (None: no lemmas).
+    pos (Optional[List[str]]): the POS of each token (None: untagged).
+    is_word (numpy.ndarray): [n] bool, neither punctuation, space nor symbol.
+    is_stop (numpy.ndarray): [n] bool.
+    is_content (numpy.ndarray): [n] bool.
+    is_conj (numpy.ndarray): [n] bool, a coordinating conjunction (list or CCONJ).
+    form_codes (numpy.ndarray): [n] int, equal forms equal codes.
+    """
+
+    lang: str
+    forms: List[str]
+    lemmas: Optional[List[str]]
+    pos: Optional[List[str]]
+    is_word: numpy.ndarray
+    is_stop: numpy.ndarray
+    is_content: numpy.ndarray
+    is_conj: numpy.ndarray
+    form_codes: numpy.ndarray
+
+
+def doc_words(doc: Doc) -> Words:
+    """RETURNS (Words): the arrays the rules read, computed once per doc (per distinct
+    form, not per token: ``Doc.to_array`` and a table of the doc's vocabulary)."""
+    lang = doc.lang_
+    n = len(doc)
+    with_pos = doc.has_annotation("POS")
+    with_lemma = doc.has_annotation("LEMMA")
+    conjunctions = CONJUNCTIONS.get(lang, frozenset())
+    extra_stop = EXTRA_STOP.get(lang, frozenset())
+    strings = doc.vocab.strings
+    array = doc.to_array([ORTH, LEMMA, POS, IS_PUNCT, IS_SPACE, IS_STOP]).reshape(n, 6)
+    orth_codes, orth_index = numpy.unique(array[:, 0], return_inverse=True)
+    orth_index = orth_index.reshape(-1)
+    unique_forms = [normalize(strings[int(h)], lang) for h in orth_codes]
+    alnum = numpy.asarray([any(ch.isalnum() for ch in f) for f in unique_forms], dtype=bool)
+    alpha = numpy.asarray([any(ch.isalpha() for ch in f) for f in unique_forms], dtype=bool)
+    listed_conj = numpy.asarray([f in conjunctions for f in unique_forms], dtype=bool)
+    listed_stop = numpy.asarray([f in extra_stop for f in unique_forms], dtype=bool)
+    # equal normal forms, equal codes (e.g. "Venit" and "uenit")
+    form_table: Dict[str, int] = {}
+    code_of_unique = numpy.asarray(
+        [form_table.setdefault(f, len(form_table)) for f in unique_forms], dtype=numpy.int64
+    )
+    forms = [unique_forms[i] for i in orth_index.tolist()]
+    pos: Optional[List[str]] = None
+    tags = numpy.zeros(n, dtype=object)
+    if with_pos:
+        pos_codes, pos_index = numpy.unique(array[:, 2], return_inverse=True)
+        names = numpy.asarray([IDS_TO_POS.get(int(c), "") for c in pos_codes], dtype=object)
+        tags = names[pos_index.reshape(-1)]
+        pos = tags.tolist()
+    lemmas: Optional[List[str]] = None
+    if with_lemma:
+        lemma_codes, lemma_index = numpy.unique(array[:, 1], return_inverse=True)
+        unique_lemmas = [normalize(strings[int(h)], lang) if h else "" for h in lemma_codes]
+        lemmas = [unique_lemmas[i] or f for i, f in zip(lemma_index.reshape(-1).tolist(), forms)]
+    non_word = (array[:, 3] != 0) | (array[:, 4] != 0)
+    if with_pos:
+        non_word |= numpy.isin(tags, ["PUNCT", "SYM", "SPACE"])
+    is_word = ~non_word & alnum[orth_index]
+    is_stop = is_word & ((array[:, 5] != 0) | listed_stop[orth_index])
+    is_conj = is_word & (listed_conj[orth_index] | (tags == "CCONJ"))
+    is_content = is_word & ~is_stop & ~is_conj & alpha[orth_index]
+    if with_pos:
+        is_content &= numpy.isin(tags, list(CONTENT_POS))
+    return Words(
+        lang,
+        forms,
+        lemmas,
+        pos,
+        is_word,
+        is_stop,
+        is_content,
+        is_conj,
+        code_of_unique[orth_index],
+    )
+
+
+def is_char_tokenized(doc: Doc) -> bool:
+    """Whether a (Chinese) doc is tokenised into single characters."""
+    words = [t for t in doc if not (t.is_punct or t.is_space)]
+    return bool(words) and all(len(t.text) == 1 for t in words)
+
+
+class ColonWords(NamedTuple):
+    """The words of each colon.
+
+    first (numpy.ndarray): [m] the token of the colon's first word (-1: none).
+    last (numpy.ndarray): [m] the token of its last word (-1: none).
+    count (numpy.ndarray): [m] its number of words.
+    positions (numpy.ndarray): [w] the tokens that are words inside a colon, in order.
+    colon (numpy.ndarray): [w] the colon of each of those.
+    """
+
+    first: numpy.ndarray
+    last: numpy.ndarray
+    count: numpy.ndarray
+    positions: numpy.ndarray
+    colon: numpy.ndarray
+
+
+def colon_words(is_word: numpy.ndarray, colon_of: numpy.ndarray, n_cola: int) -> ColonWords:
+    """RETURNS (ColonWords): the words of each colon, vectorised."""
+    positions = numpy.flatnonzero(is_word & (colon_of >= 0))
+    colon = colon_of[positions]
+    first = numpy.full(n_cola, -1, dtype=numpy.int64)
+    last = numpy.full(n_cola, -1, dtype=numpy.int64)
+    count = numpy.bincount(colon, minlength=n_cola).astype(numpy.int64)
+    if len(positions):  # colon ids do not decrease along the positions
+        change = numpy.flatnonzero(numpy.r_[True, colon[1:] != colon[:-1]])
+        first[colon[change]] = positions[change]
+        ends = numpy.r_[change[1:], len(positions)] - 1
+        last[colon[ends]] = positions[ends]
+    return ColonWords(first, last, count, positions, colon)
+
+
+def words_of(cw: ColonWords, colon: int) -> numpy.ndarray:
+    """RETURNS (numpy.ndarray): the word tokens of one colon (binary search)."""
+    lo = numpy.searchsorted(cw.colon, colon, "left")
+    hi = numpy.searchsorted(cw.colon, colon, "right")
+    return cw.positions[lo:hi]

@@ -1,0 +1,345 @@
+"""The candidate rules of figure_finder: each figure on handcrafted positives in Latin,
+English, German and Chinese, near-misses it must not report, the series search against
+brute force, and bounded time on degenerate input."""
+
+import time
+
+import pytest
+import spacy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import spacy_rhetoric  # noqa: F401  (registers figure_finder)
+from spacy_rhetoric.figures.candidates import MAX_MEMBERS, series
+from spacy_rhetoric.figures.repetition import edge_candidates, epizeuxis_candidates
+from spacy_rhetoric.figures.segment import segment
+from spacy_rhetoric.figures.sound import initial_sound
+from spacy_rhetoric.figures.words import colon_words, doc_words
+
+_NLP = {}
+
+
+def blank(lang):
+    if lang not in _NLP:
+        nlp = spacy.blank(lang)
+        nlp.add_pipe("figure_finder")
+        _NLP[lang] = nlp
+    return _NLP[lang]
+
+
+def found(lang, text):
+    """RETURNS: {(label, (support words...))} of the figures reported."""
+    doc = blank(lang)(text)
+    return {(s.label_, tuple(w.text for w in s._.figure_support)) for s in doc.spans["figures"]}
+
+
+def labels(lang, text):
+    return {label for label, _ in found(lang, text)}
+
+
+POSITIVES = [
+    # (lang, text, figure, support)
+    (
+        "la",
+        "Nihil agis, nihil moliris, nihil cogitas, quod non ego non modo audiam sed etiam "
+        "videam planeque sentiam.",
+        "anaphora",
+        ("Nihil", "nihil", "nihil"),
+    ),
+    (
+        "en",
+        "Blessed are the poor in spirit: for theirs is the kingdom of heaven. Blessed are they "
+        "that mourn: for they shall be comforted. Blessed are the meek: for they shall inherit "
+        "the earth.",
+        "anaphora",
+        ("Blessed are", "Blessed are", "Blessed are"),
+    ),
+    (
+        "de",
+        "Das Wasser rauscht', das Wasser schwoll, ein Fischer saß daran.",
+        "anaphora",
+        ("Das Wasser", "das Wasser"),
+    ),
+    ("zh", "我爱北京，我爱长城，我爱黄河。", "anaphora", ("我爱", "我爱", "我爱")),
+    (
+        "en",
+        "that government of the people, by the people, for the people, shall not perish from "
+        "the earth.",
+        "epiphora",
+        ("the people", "the people", "the people"),
+    ),
+    (
+        "la",
+        "Doletis tres exercitus populi Romani interfectos; interfecit Antonius. Desideratis "
+        "clarissimos civis; eos quoque vobis eripuit Antonius. Auctoritas huius ordinis "
+        "adflicta est; adflixit Antonius.",
+        "epiphora",
+        ("Antonius", "Antonius", "Antonius"),
+    ),
+    (
+        "de",
+        "Ihr wollt Frieden, sie wollen Frieden, wir alle wollen Frieden.",
+        "epiphora",
+        ("Frieden", "Frieden", "Frieden"),
+    ),
+    ("zh", "他不是为了钱，我也不是为了钱。", "epiphora", ("是为了钱", "是为了钱")),
+    (
+        "en",
+        "Peace brings us together, peace keeps us together.",
+        "symploce",
+        ("Peace", "us together", "peace", "us together"),
+    ),
+    (
+        "la",
+        "Senatus haec intellegit, consul videt; hic tamen vivit. Vivit? immo vero etiam in "
+        "senatum venit.",
+        "anadiplosis",
+        ("vivit", "Vivit"),
+    ),
+    (
+        "de",
+        "Wir suchen die Wahrheit, Wahrheit ist schwer.",
+        "anadiplosis",
+        ("Wahrheit", "Wahrheit"),
+    ),
+    (
+        "en",
+        "Suffering produces endurance, endurance produces character, and character produces hope.",
+        "gradatio",
+        ("endurance", "endurance", "character", "character"),
+    ),
+    (
+        "zh",
+        "名不正，则言不顺；言不顺，则事不成；事不成，则礼乐不兴。",
+        "gradatio",
+        ("言不顺", "言不顺", "事不成", "事不成"),
+    ),  # multi-token spans on characters
+    ("en", "Words, words, words.", "epizeuxis", ("Words", "words", "words")),
+    ("zh", "盼望着，盼望着，东风来了。", "epizeuxis", ("盼望着", "盼望着")),
+    ("de", "Krieg ist Krieg.", "ploce", ("Krieg", "Krieg")),
+    (
+        "la",
+        "Vivis, et vivis non ad deponendam, sed ad confirmandam audaciam.",
+        "ploce",
+        ("Vivis", "vivis"),
+    ),
+    ("la", "Mortem morte vicit.", "polyptoton", ("Mortem", "morte")),
+    ("de", "Der Mensch ist des Menschen Freund.", "polyptoton", ("Mensch", "Menschen")),
+    ("en", "We have ships and men and money and stores.", "polysyndeton", ("and", "and", "and")),
+    ("la", "Arma et viri et equi et naves perierunt.", "polysyndeton", ("et", "et", "et")),
+    ("de", "Es regnet und stürmt und hagelt und schneit.", "polysyndeton", ("und", "und", "und")),
+    ("la", "Veni, vidi, vici.", "asyndeton", ("Veni", "vidi", "vici")),
+    ("en", "I came, I saw, I conquered.", "asyndeton", ("I", "I", "I")),
+    ("la", "Veni, vidi, vici.", "alliteration", ("Veni", "vidi", "vici")),
+    (
+        "en",
+        "Peter Piper picked a peck of pickled peppers.",
+        "alliteration",
+        ("Peter", "Piper", "picked", "peck", "pickled", "peppers"),
+    ),
+    (
+        "de",
+        "Milch macht müde Männer munter.",
+        "alliteration",
+        ("Milch", "müde", "Männer", "munter"),
+    ),
+]
+
+
+@pytest.mark.parametrize("lang,text,figure,support", POSITIVES,
+                         ids=[f"{p[0]}-{p[2]}-{i}" for i, p in enumerate(POSITIVES)])  # fmt: skip
+def test_handcrafted_positives(lang, text, figure, support):
+    assert (figure, support) in found(lang, text)
+
+
+NEAR_MISSES = [
+    # ordinary prose with incidental repetition: nothing reported
+    ("en", "I think so. I went home after work and I made dinner."),
+    ("en", "The report was good. The meeting was long."),
+    ("en", "He said that that was fine."),
+    ("en", "The second stage of the study showed results."),
+    ("en", "Bread and butter is nice."),
+    ("en", "She bought apples, pears and plums at the market."),
+    ("en", "The minutes were approved. The budget was discussed, and the meeting closed at noon."),
+    ("de", "Das Protokoll wurde verlesen. Das Budget wurde besprochen."),
+    ("de", "Ich ging nach Hause und aß. Dann ging ich schlafen."),
+    (
+        "la",
+        "Gallia est omnis divisa in partes tres, quarum unam incolunt Belgae, aliam Aquitani, "
+        "tertiam qui ipsorum lingua Celtae appellantur.",
+    ),
+    ("zh", "我们明天开会，然后我们去吃饭。"),
+    ("zh", "他看看书，又看看报纸。"),
+]
+
+
+@pytest.mark.parametrize(
+    "lang,text", NEAR_MISSES, ids=[f"{p[0]}-{i}" for i, p in enumerate(NEAR_MISSES)]
+)
+def test_near_misses_are_not_reported(lang, text):
+    assert found(lang, text) == set()
+
+
+def test_figures_explain_each_other():
+    # "Words, words, words" is epizeuxis, not also an asyndeton or alliteration
+    assert labels("en", "Words, words, words.") == {"epizeuxis"}
+    # an anadiplosis is no epizeuxis; a gradatio replaces its anadiploses
+    assert labels("en", "Suffering produces endurance, endurance produces character, and "
+                        "character produces hope.") == {"gradatio"}  # fmt: skip
+    # the whole repeated colon is epizeuxis, not symploce (zh)
+    assert labels("zh", "盼望着，盼望着，东风来了。") == {"epizeuxis"}
+    # the repeated anaphora word is no ploce
+    assert "ploce" not in labels("la", "Nihil agis, nihil moliris, nihil cogitas.")
+
+
+def test_chinese_reduplication_is_not_epizeuxis():
+    doc = spacy.blank("zh")("他看看书")
+    words = doc_words(doc)
+    seg = segment(doc)
+    assert (
+        epizeuxis_candidates(doc, words, colon_words(words.is_word, seg.colon_of, len(seg))) == []
+    )
+
+
+def test_no_alliteration_or_polyptoton_for_chinese():
+    nlp = blank("zh")
+    doc = nlp("山山水水，声声慢慢，深深浅浅")
+    assert not {"alliteration", "polyptoton"} & {s.label_ for s in doc.spans["figure_candidates"]}
+
+
+@pytest.mark.parametrize(
+    "lang,a,b,same",
+    [
+        ("la", "caesar", "quintus", True),  # c = qu = k
+        ("la", "philosophus", "fama", True),  # ph = f
+        ("la", "homo", "odium", True),  # initial h is silent
+        ("la", "veni", "uici", True),  # u/v folded, consonantal before a vowel
+        ("la", "urbs", "veni", False),
+        ("en", "phone", "fish", True),
+        ("en", "cat", "king", True),
+        ("en", "cell", "sun", True),
+        ("en", "knight", "night", True),
+        ("en", "write", "rite", True),
+        ("de", "stein", "sonne", False),  # st is a unit
+        ("de", "schön", "sonne", False),
+        ("de", "vater", "feuer", True),  # v = f
+        ("de", "spiel", "sport", True),
+    ],
+)
+def test_initial_sound(lang, a, b, same):
+    assert (initial_sound(a, lang) == initial_sound(b, lang)) is same
+
+
+# --- the series search against brute force -------------------------------------------
+
+
+def brute_series(keys, max_step):
+    """Connected groups of positions linked by equal keys at most max_step apart."""
+    parent = list(range(len(keys)))
+
+    def root(x):
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    for i in range(len(keys)):
+        for j in range(i + 1, min(len(keys), i + max_step + 1)):
+            if keys[i] is not None and keys[i] == keys[j]:
+                parent[root(j)] = root(i)
+    groups = {}
+    for i, key in enumerate(keys):
+        if key is not None:
+            groups.setdefault(root(i), []).append(i)
+    return sorted((keys[g[0]], tuple(g)) for g in groups.values() if len(g) >= 2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.one_of(st.none(), st.sampled_from("abc")), max_size=MAX_MEMBERS),
+    st.integers(1, 4),
+)
+def test_series_equals_brute_force(keys, max_step):
+    got = sorted((s.key, s.positions) for s in series(keys, max_step))
+    assert got == brute_series(keys, max_step)
+    for s in series(keys, max_step):
+        assert s.count == len(s.positions) and s.last == s.positions[-1]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "a b", "b a", "c a"]), min_size=1, max_size=12))
+def test_anaphora_on_random_cola_equals_brute_force(cola):
+    """Random cola of one-letter words: the anaphora and symploce series are the
+    connected groups of cola (of >= 2 words) with the same first (and last) word at most
+    2 cola apart."""
+    from spacy.tokens import Doc
+
+    tokens = " , ".join(cola).split() + ["."]
+    doc = Doc(spacy.blank("en").vocab, words=tokens)
+    words = doc_words(doc)
+    seg = segment(doc)
+    cw = colon_words(words.is_word, seg.colon_of, len(seg))
+    found = {(c.figure, tuple(s for s, _ in c.members)) for c in edge_candidates(words, seg, cw)}
+    texts = [c.split() for c in cola]
+    starts = seg.starts.tolist()
+    first = [t[0] if len(t) >= 2 else None for t in texts]
+    both = [(t[0], t[-1]) if len(t) >= 2 else None for t in texts]
+    symploce = {tuple(starts[i] for i in g) for _, g in brute_series(both, 2)}
+    anaphora = {tuple(starts[i] for i in g) for _, g in brute_series(first, 2)} - symploce
+    assert {m for f, m in found if f == "symploce"} == symploce
+    assert {m for f, m in found if f == "anaphora"} == anaphora
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(["x", "y", ",", "z"]), max_size=30))
+def test_epizeuxis_single_words_equal_brute_force(tokens):
+    """Maximal runs of one word repeated immediately (commas between allowed)."""
+    from spacy.tokens import Doc
+
+    doc = Doc(spacy.blank("en").vocab, words=tokens or ["x"])
+    words = doc_words(doc)
+    seg = segment(doc)
+    cw = colon_words(words.is_word, seg.colon_of, len(seg))
+    got = {
+        tuple(s for s, _ in c.members)
+        for c in epizeuxis_candidates(doc, words, cw)
+        if all(e - s == 1 for s, e in c.members)
+    }
+    positions = [i for i, t in enumerate(doc) if t.text != ","]
+    expected, run = set(), []
+    for p in positions + [None]:
+        if p is not None and run and doc[run[-1]].text == doc[p].text:
+            run.append(p)
+            continue
+        if len(run) >= 2:
+            expected.add(tuple(run))
+        run = [p] if p is not None else []
+    assert expected <= got | {r for r in expected if len(r) < 2}
+    assert {g for g in got if len(g) >= 2} >= expected
+
+
+# --- degenerate input ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", ["en", "la", "de", "zh"])
+def test_one_word_repeated_100000_times(lang):
+    word = "好" if lang == "zh" else "word "
+    nlp = blank(lang)
+    for text in (word * 100_000, (word.strip() + ", ") * 50_000):
+        start = time.perf_counter()
+        doc = nlp(text)
+        assert time.perf_counter() - start < 10
+        group = doc.spans["figures"]
+        assert len(group) + len(doc.spans["figure_candidates"]) <= 10
+        assert group.attrs["figure_found"] <= 10
+        for span in group:
+            assert len(span._.figure_support) <= 64 and len(span._.figure_members) <= MAX_MEMBERS
+
+
+def test_max_candidates_caps_and_counts():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("figure_finder", config={"max_candidates": 2})
+    doc = nlp("Words, words, words. " * 1 + "Krieg ist Krieg. Tom und Tom. Veni, vidi, vici. " * 1)
+    doc = nlp(" ".join(["alpha, alpha.", "beta, beta.", "gamma, gamma.", "delta, delta."]))
+    group = doc.spans["figures"]
+    assert len(group) == 2
+    assert group.attrs["figure_dropped"] == 2
