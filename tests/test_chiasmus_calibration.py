@@ -73,7 +73,7 @@ def test_running_parts_are_disjoint(tmp_path):
     )
     if not (data / calibrate_module.GERMAN_LIT).is_file():
         pytest.skip("data mirror not found")
-    for lang in ("de", "en", "la"):
+    for lang in ("de", "en", "la", "zh"):
         first, second, sources = calibrate_module.running_parts(lang, data)
         assert first and second and not set(first) & set(second), lang
         assert sources["calibration"] != sources["held_out"]

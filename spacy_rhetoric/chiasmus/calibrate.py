@@ -10,6 +10,11 @@ language's base pipeline, as a user's text would be.
   speeches, dialogues and letters, Lactantius, Jerome's letters, Virgil, Ovid, Catullus,
   the elegists, Lucretius, Lucan, Martial, Horace; the first ``LATIN_TOKENS`` words of
   each); held out: Cicero In Catilinam, Pro Milone, Ovid Amores; nothing annotated.
+- **zh**: calibration: UD Chinese-GSD dev; held out: Chinese-GSD test (both in traditional
+  characters, read as raw text by the Chinese base: jieba words, its tagger's POS);
+  annotated: the famous Chinese antimetaboles of ``benchmarks/data/antimetaboles.json``
+  (``CHINESE_FAMOUS``). Chinese is searched on characters (``characters``), as the
+  finder does; rates are per 1,000 of the base pipeline's words.
 
 Treebank text is joined ten sentences a doc (never across a document boundary); Latin
 text a citation segment (a sentence or verse line group) at a time, in chunks.
@@ -19,16 +24,23 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy
+import srsly
 from spacy.language import Language
 from spacy.util import registry
 
 from .calibration import DEFAULT_PER_1000, LANGUAGE_WEIGHTS, calibrate, running_text_scores
+from .characters import CHARACTER_LANGUAGES, character_view
 from .component import DEFAULT_SUGGESTER, gold_candidates
 from .rules import rule_scores
 
 GERMAN_LIT = "ud/UD_German-LIT/de_lit-ud-test.conllu"
 ENGLISH_CALIBRATION = "ud/UD_English-EWT/en_ewt-ud-dev.conllu"
 ENGLISH_HELD_OUT = "ud/UD_English-EWT/en_ewt-ud-test.conllu"
+CHINESE_CALIBRATION = "ud/UD_Chinese-GSD/zh_gsd-ud-dev.conllu"
+CHINESE_HELD_OUT = "ud/UD_Chinese-GSD/zh_gsd-ud-test.conllu"
+# typed from their sources before the rules were run on any of them; never used to set
+# a weight or the bias
+CHINESE_FAMOUS = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "antimetaboles.json"
 # a broad sample of the mirror's Latin (prose and verse, classical and Christian), none of
 # it held out: a bias set on a few texts is the 25th best of a million candidates, a noisy
 # quantile of one style (until 2026-11-26 it was calibrated on the first three texts alone)
@@ -61,7 +73,7 @@ LATIN_CALIBRATION = (
 LATIN_HELD_OUT = ("cicero.in_catilinam", "cicero.pro_milone", "ovid.amores")
 LATIN_DIR = "latin-corpora/tesserae/texts/la"
 LATIN_TOKENS = 12000  # words per Latin text (about a speech, or a book of odes)
-CALIBRATED_LANGUAGES = ("de", "en", "la")
+CALIBRATED_LANGUAGES = ("de", "en", "la", "zh")
 
 
 def _treebank_texts(path: Path, n_sents: int = 10) -> List[str]:
@@ -127,6 +139,15 @@ def running_parts(lang: str, data_dir: Path) -> Tuple[List[str], List[str], Dict
             _treebank_texts(data_dir / ENGLISH_HELD_OUT),
             {"calibration": "UD English-EWT dev", "held_out": "UD English-EWT test"},
         )
+    if lang == "zh":
+        for name in (CHINESE_CALIBRATION, CHINESE_HELD_OUT):
+            if not (data_dir / name).is_file():
+                raise FileNotFoundError(f"Chinese running text: {data_dir / name} not found")
+        return (
+            _treebank_texts(data_dir / CHINESE_CALIBRATION),
+            _treebank_texts(data_dir / CHINESE_HELD_OUT),
+            {"calibration": "UD Chinese-GSD dev", "held_out": "UD Chinese-GSD test"},
+        )
     if lang == "la":
         return (
             _latin_texts(data_dir, LATIN_CALIBRATION, LATIN_TOKENS),
@@ -169,6 +190,39 @@ def positive_scores(
     return (numpy.concatenate(scores) if scores else numpy.zeros(0)), source
 
 
+def famous_scores(
+    nlp: Language,
+    items: List[Dict[str, Any]],
+    suggester: Any,
+    weights: Dict[str, float],
+) -> Tuple[numpy.ndarray, List[Dict[str, Any]]]:
+    """The raw rule scores of famous antimetaboles of a language searched on characters:
+    per item, the best candidate of its text's character view whose A, B, B', A' are
+    the item's ``words`` (-inf where none is proposed).
+
+    nlp (Language): the language's base pipeline.
+    items (List[Dict[str, Any]]): {"text", "words", "source"} each.
+    suggester (ChiasmusSuggester): the finder's suggester.
+    weights (Dict[str, float]): the rules' weight changes.
+    RETURNS (Tuple[numpy.ndarray, List[Dict[str, Any]]]): [n] scores, and per item its
+        source, words and score (None where not proposed).
+    """
+    scores, rows = [], []
+    for item, doc in zip(items, nlp.pipe([i["text"] for i in items])):
+        view = character_view(doc)
+        indices = suggester.suggest_forms(view.doc).indices
+        best = -numpy.inf
+        if len(indices):
+            raw = rule_scores(view.doc, indices, weights)
+            chars = [[view.doc[int(i)].text for i in row] for row in indices]
+            matching = [s for s, c in zip(raw, chars) if c == list(item["words"])]
+            best = max(matching) if matching else best
+        scores.append(best)
+        found = round(float(best), 4) if numpy.isfinite(best) else None
+        rows.append({"source": item["source"], "words": "".join(item["words"]), "score": found})
+    return numpy.asarray(scores, dtype="float64"), rows
+
+
 def calibrate_language(
     lang: str,
     data_dir: Path,
@@ -184,16 +238,32 @@ def calibrate_language(
     RETURNS (Dict[str, Any]): the calibration entry.
     """
     weights = dict(LANGUAGE_WEIGHTS.get(lang, {}) if weights is None else weights)
-    suggest = registry.resolve({"suggester": DEFAULT_SUGGESTER})["suggester"].suggest
+
+    suggester = registry.resolve({"suggester": DEFAULT_SUGGESTER})["suggester"]
+    on_characters = lang in CHARACTER_LANGUAGES
+    suggest = suggester.suggest_forms if on_characters else suggester.suggest
 
     calibration_texts, held_texts, sources = running_parts(lang, data_dir)
     parts = []
     for name, texts in (("calibration", calibration_texts), ("held_out", held_texts)):
-        scores, tokens = running_text_scores(nlp.pipe(texts, batch_size=16), suggest, weights)
+        scores, tokens = running_text_scores(
+            nlp.pipe(texts, batch_size=16), suggest, weights, characters=on_characters
+        )
         parts.append((scores, tokens))
         if progress is not None:
             progress(f"{lang} {name}: {tokens} tokens, {len(scores)} candidates")
-    positives, positive_source = positive_scores(lang, data_dir, nlp, weights)
+    famous = None
+    if on_characters:
+        items = srsly.read_json(CHINESE_FAMOUS)[lang]
+        positives, famous = famous_scores(nlp, items, suggester, weights)
+        positive_source = f"famous antimetaboles, {CHINESE_FAMOUS.name} ({lang})"
+    else:
+        positives, positive_source = positive_scores(lang, data_dir, nlp, weights)
     sources["positives"] = positive_source
     sources["base"] = f"{nlp.meta.get('name', '')} {nlp.meta.get('version', '')}".strip()
-    return calibrate(lang, parts[0], parts[1], weights, per_1000, positives, sources)
+    entry = calibrate(lang, parts[0], parts[1], weights, per_1000, positives, sources)
+    if famous is not None:
+        for row in famous:
+            row["reported"] = row["score"] is not None and row["score"] >= entry["bias"]
+        entry["famous"] = famous
+    return entry

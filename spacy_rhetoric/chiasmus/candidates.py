@@ -51,10 +51,14 @@ class Candidates(NamedTuple):
 
     indices (numpy.ndarray): [k, 2 * depth] token positions in role order A, B, ..., B', A'.
     antimetabole (numpy.ndarray): [k] bool, True where every pair also repeats its lemma.
+    characters (Optional[numpy.ndarray]): [k, 2 * depth] the character offsets of the
+        roles in the doc's text, where the candidates were found on characters (Chinese,
+        see ``characters``; ``indices`` are then the tokens that hold them); else None.
     """
 
     indices: numpy.ndarray
     antimetabole: numpy.ndarray
+    characters: Optional[numpy.ndarray] = None
 
 
 def roles(depth: int) -> Sequence[str]:

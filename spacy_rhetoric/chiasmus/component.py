@@ -46,6 +46,7 @@ from thinc.api import Model, Optimizer, set_dropout_rate
 
 from .calibration import apply_calibration
 from .candidates import DEFAULT_WINDOW, Candidates, empty_candidates, roles
+from .characters import CHARACTER_LANGUAGES, CHARACTERS_ATTR, best_per_words, character_view
 from .features import check_doc
 from .suggester import DEFAULT_ALLOWED_POS, DEFAULT_FORM_POS
 
@@ -86,6 +87,8 @@ DEFAULT_SUGGESTER = {
     "stem_pairs": True,
 }
 ANTIMETABOLE = "antimetabole"
+# what the candidate search runs on: "auto" is characters for Chinese, tokens otherwise
+UNITS = ("auto", "tokens", "characters")
 
 
 @Language.factory(
@@ -105,6 +108,7 @@ ANTIMETABOLE = "antimetabole"
         "review_per_1000": DEFAULT_REVIEW_PER_1000,
         "training_candidates": "annotated",
         "evaluate_annotated_only": True,
+        "units": "auto",
         "scorer": {"@scorers": "spacy-rhetoric.chiasmus_scorer.v1"},
     },
     default_score_weights={key: (1.0 if key == "chiasmus_ap" else 0.0) for key in SCORE_KEYS},
@@ -124,6 +128,7 @@ def make_chiasmus_finder(
     review_per_1000: Optional[float],
     training_candidates: str,
     evaluate_annotated_only: bool,
+    units: str,
     scorer: Optional[Callable],
 ) -> "ChiasmusFinder":
     """Create a chiasmus finder.
@@ -148,6 +153,11 @@ def make_chiasmus_finder(
         ones, every candidate not annotated with a positive label counting as negative.
     evaluate_annotated_only (bool): rank only candidates that are annotated in the gold
         data when scoring (the protocol of candidate-annotated datasets).
+    units (str): what the candidate search runs on: "tokens", "characters" (each Han
+        word split into its characters; spans stay on the words that hold them, see
+        ``spacy_rhetoric.chiasmus.characters``) or "auto": characters for Chinese docs
+        (Chinese antimetabole repeats characters inside the segmenter's words), tokens
+        otherwise.
     scorer (Optional[Callable]): the scoring method.
     """
     apply_calibration(model, nlp.lang)  # the default rules: calibrated per language
@@ -166,6 +176,7 @@ def make_chiasmus_finder(
         review_per_1000=review_per_1000,
         training_candidates=training_candidates,
         evaluate_annotated_only=evaluate_annotated_only,
+        units=units,
         scorer=scorer,
     )
 
@@ -251,8 +262,11 @@ class ChiasmusFinder(TrainablePipe):
         review_per_1000: Optional[float] = DEFAULT_REVIEW_PER_1000,
         training_candidates: str = "annotated",
         evaluate_annotated_only: bool = True,
+        units: str = "auto",
         scorer: Optional[Callable] = None,
     ) -> None:
+        if units not in UNITS:
+            raise ValueError(f"{name}: units must be one of {UNITS}, got {units!r}")
         if training_candidates not in TRAINING_CANDIDATES:
             raise ValueError(
                 f"{name}: training_candidates must be one of {TRAINING_CANDIDATES}, "
@@ -282,6 +296,7 @@ class ChiasmusFinder(TrainablePipe):
             "review_per_1000": review_per_1000,
             "training_candidates": training_candidates,
             "evaluate_annotated_only": evaluate_annotated_only,
+            "units": units,
         }
 
     @property
@@ -408,17 +423,51 @@ class ChiasmusFinder(TrainablePipe):
                     )
         return scores
 
+    def on_characters(self, doc: Doc) -> bool:
+        """Whether the doc's candidates are searched on its characters (``units``; a
+        suggester without ``suggest_forms`` searches tokens)."""
+        units = self.cfg.get("units", "auto")
+        if units == "tokens" or not hasattr(self.suggester, "suggest_forms"):
+            return False
+        return units == "characters" or doc.lang_ in CHARACTER_LANGUAGES
+
     def predict(self, docs: Iterable[Doc]) -> Tuple[List[Candidates], List[numpy.ndarray]]:
-        """Suggest and score the candidates of docs.
+        """Suggest and score the candidates of docs (on their tokens, or on their
+        characters: see ``units``).
 
         docs (Iterable[Doc]): the docs.
         RETURNS (Tuple[List[Candidates], List[numpy.ndarray]]): per doc, the candidates
-            and their scores.
+            (token positions; with the characters' offsets where they were found on
+            characters) and their scores.
         """
         docs = list(docs)
-        candidates = self._suggest(docs)
-        scores = self.score_candidates(docs, [c.indices for c in candidates])
+        candidates: List[Candidates] = [empty_candidates(self.depth)] * len(docs)
+        scores = [numpy.zeros(0, dtype="float32")] * len(docs)
+        on_tokens = [i for i, doc in enumerate(docs) if not self.on_characters(doc)]
+        if on_tokens:
+            found = self._suggest([docs[i] for i in on_tokens])
+            scored = self.score_candidates([docs[i] for i in on_tokens], [c.indices for c in found])
+            for i, c, s in zip(on_tokens, found, scored):
+                candidates[i], scores[i] = c, s
+        tokens_done = set(on_tokens)
+        for i, doc in enumerate(docs):
+            if len(doc) and i not in tokens_done:
+                candidates[i], scores[i] = self._predict_characters(doc)
         return candidates, scores
+
+    def _predict_characters(self, doc: Doc) -> Tuple[Candidates, numpy.ndarray]:
+        """The candidates of a doc found and scored on its character view, on its words
+        (the best of the candidates that fall on the same words)."""
+        self._check(doc)
+        view = character_view(doc)
+        found = self.suggester.suggest_forms(view.doc)
+        if len(found.indices) == 0:
+            return empty_candidates(self.depth), numpy.zeros(0, dtype="float32")
+        scores = self.score_candidates([view.doc], [found.indices])[0]
+        words = view.token_of[found.indices]
+        keep = best_per_words(words, scores)
+        characters = view.offsets[found.indices[keep]]
+        return Candidates(words[keep], found.antimetabole[keep], characters), scores[keep]
 
     def set_annotations(
         self, docs: Iterable[Doc], predictions: Tuple[List[Candidates], List[numpy.ndarray]]
@@ -438,6 +487,7 @@ class ChiasmusFinder(TrainablePipe):
             order = order[:kept]
             indices = candidates.indices[order]
             flags = candidates.antimetabole[order]
+            characters = None if candidates.characters is None else candidates.characters[order]
             ranked = scores[order]
             ids = [f"c{rank}" for rank in range(len(order))]
             spans = [
@@ -464,20 +514,22 @@ class ChiasmusFinder(TrainablePipe):
                 SUPPORT_KEY_ATTR: cfg["support_key"],
                 ABOVE_ATTR: n_above,  # above the threshold, kept or not
             }
+            if characters is not None:
+                attrs[CHARACTERS_ATTR] = {ids[r]: [int(c) for c in characters[r]] for r in chosen}
             doc.spans[cfg["spans_key"]] = SpanGroup(
                 doc, name=cfg["spans_key"], attrs=attrs, spans=[spans[r] for r in chosen]
             )
             doc.spans[cfg["support_key"]] = SpanGroup(doc, name=cfg["support_key"], spans=support)
             if cfg["candidates_key"]:
+                attrs = {
+                    SCORES_ATTR: dict(zip(ids, map(float, ranked))),
+                    POSITIONS_ATTR: dict(zip(ids, indices.tolist())),
+                    SUPPORT_KEY_ATTR: cfg["support_key"],
+                }
+                if characters is not None:
+                    attrs[CHARACTERS_ATTR] = dict(zip(ids, characters.tolist()))
                 doc.spans[cfg["candidates_key"]] = SpanGroup(
-                    doc,
-                    name=cfg["candidates_key"],
-                    attrs={
-                        SCORES_ATTR: dict(zip(ids, map(float, ranked))),
-                        POSITIONS_ATTR: dict(zip(ids, indices.tolist())),
-                        SUPPORT_KEY_ATTR: cfg["support_key"],
-                    },
-                    spans=spans,
+                    doc, name=cfg["candidates_key"], attrs=attrs, spans=spans
                 )
 
     # --- training --------------------------------------------------------------------
@@ -650,6 +702,11 @@ def _span_support(span: Span) -> Tuple[Span, ...]:
 
 
 def _span_is_antimetabole(span: Span) -> Optional[bool]:
+    group = _own_group(span)
+    found_on = group.attrs.get(CHARACTERS_ATTR) if group is not None else None
+    if found_on and span.id_ in found_on:  # found on characters: compare them
+        chars = [span.doc.text[offset] for offset in found_on[span.id_]]
+        return all(chars[k] == chars[-1 - k] for k in range(len(chars) // 2))
     support = _span_support(span)
     if len(support) not in (4, 6):
         return None

@@ -110,9 +110,10 @@ E_LAYER_FEATURES = tuple(f"cos_{x}_{y}" for x, y in PAIRS) + (
     "cos_diff_inverted",
 )
 
-HARD_PUNCT = frozenset(". ! ? ; : ( ) [ ] ... … – — --".split())
-SOFT_PUNCT = frozenset((",",))
-SENTENCE_FINAL = frozenset(". ! ? ... …".split())
+# with the full-width marks of Chinese text (、 is the enumeration comma)
+HARD_PUNCT = frozenset(". ! ? ; : ( ) [ ] ... … – — -- 。 ！ ？ ； ： （ ） 【 】 …… ——".split())
+SOFT_PUNCT = frozenset((",", "，", "、"))
+SENTENCE_FINAL = frozenset(". ! ? ... … 。 ！ ？ ……".split())
 
 # Lexical clues per language (lower-case forms).
 CLUES: Dict[str, Dict[str, frozenset]] = {
@@ -138,6 +139,15 @@ CLUES: Dict[str, Dict[str, frozenset]] = {
         "inversion": frozenset(
             "umgekehrt vielmehr statt anstatt sondern eher lieber gegenteil".split()
         ),
+    },
+    # Chinese: words of the segmenter and single characters of the character view
+    # (``characters``), classical and modern
+    "zh": {
+        "negation": frozenset("不 没 没有 无 非 未 莫 勿 毋 弗 否 别 不是 并非".split()),
+        "conjunction": frozenset(
+            "而 和 与 及 或 但 则 且 并 而且 但是 然而 或者 以及 因为 所以".split()
+        ),
+        "inversion": frozenset("反之 反过来 相反 倒过来".split()),
     },
 }
 CLUE_KINDS = ("negation", "conjunction", "inversion")

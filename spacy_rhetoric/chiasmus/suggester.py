@@ -89,20 +89,10 @@ class ChiasmusSuggester:
         sentences = None
         if self.respect_sentences and doc.has_annotation("SENT_START"):
             sentences = numpy.cumsum([t.is_sent_start is True for t in doc])
+        if not doc.has_annotation("POS"):
+            return self.suggest_forms(doc)
         forms = [t.text.lower() for t in doc]  # not lower_: unset in a bare Vocab()
         stems = forms if self.stem_pairs else None
-        if not doc.has_annotation("POS"):
-            return find_candidates(
-                [FORM_SPACE if t.is_space else FORM_PUNCT if _not_a_word(t) else "" for t in doc],
-                lemmas=forms,
-                window=self.window,
-                depth=self.depth,
-                denied_pos=[FORM_PUNCT, FORM_SPACE],
-                sentences=sentences,
-                antimetabole_only=True,
-                distinct=self.distinct,
-                stems=stems,
-            )
         use_lemmas = self.lexical_attr == "LEMMA" and doc.has_annotation("LEMMA")
         if self.antimetabole_only and self.lexical_attr == "LEMMA" and not use_lemmas:
             check_doc(doc, "LEMMA", name)
@@ -125,6 +115,32 @@ class ChiasmusSuggester:
             form_pos=self.form_pos,
             distinct=self.distinct,
             stems=stems,
+        )
+
+    def suggest_forms(self, doc: Doc) -> Candidates:
+        """The antimetaboles of a doc on its forms, whatever its POS: every token but
+        punctuation and whitespace takes part, and pairs match when they repeat their
+        lower-case form (with ``stem_pairs``: or their stem). The search of a doc
+        without POS, and of the character view of a Chinese doc (``characters``).
+
+        doc (Doc): a doc.
+        RETURNS (Candidates): its candidates."""
+        if len(doc) == 0:
+            return empty_candidates(self.depth)
+        sentences = None
+        if self.respect_sentences and doc.has_annotation("SENT_START"):
+            sentences = numpy.cumsum([t.is_sent_start is True for t in doc])
+        forms = [t.text.lower() for t in doc]  # not lower_: unset in a bare Vocab()
+        return find_candidates(
+            [FORM_SPACE if t.is_space else FORM_PUNCT if _not_a_word(t) else "" for t in doc],
+            lemmas=forms,
+            window=self.window,
+            depth=self.depth,
+            denied_pos=[FORM_PUNCT, FORM_SPACE],
+            sentences=sentences,
+            antimetabole_only=True,
+            distinct=self.distinct,
+            stems=forms if self.stem_pairs else None,
         )
 
     def __call__(self, docs: Iterable[Doc]) -> List[Candidates]:

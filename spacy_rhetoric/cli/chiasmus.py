@@ -213,7 +213,7 @@ def chiasmus_evaluate_cli(
 
 @chiasmus_app.command("calibrate")
 def chiasmus_calibrate_cli(
-    lang: str = Arg(..., help="de, en or la"),
+    lang: str = Arg(..., help="de, en, la or zh"),
     data_dir: Path = Arg(
         ..., help="The data mirror (ud/, german-chiasmus/, ...)", exists=True, file_okay=False
     ),
