@@ -9,6 +9,7 @@ from .analyze import analyze_cli  # noqa: F401
 from .chiasmus import chiasmus_evaluate_cli, chiasmus_find_cli  # noqa: F401
 from .corpus import corpus_convert_cli, corpus_run_cli, corpus_stats_cli  # noqa: F401
 from .demo import demo_cli  # noqa: F401
+from .figures import figures_evaluate_cli, figures_find_cli, figures_train_cli  # noqa: F401
 from .intertext import intertext_evaluate_cli, intertext_index_cli  # noqa: F401
 from .models import models_build_cli, models_list_cli  # noqa: F401
 from .parallelism import (  # noqa: F401

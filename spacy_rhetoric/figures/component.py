@@ -95,7 +95,8 @@ def make_figure_finder(
     spans_key (str): the group of the figures.
     candidates_key (str): the group of the review list (empty: not written).
     scorer_path (Optional[str]): a scorer.json with weights per figure; null: the
-        packaged scorer where it exists, else the hand-weighted rule prior.
+        packaged scorer (fitted and calibrated per language on tagged text; a doc
+        without POS gets the hand-weighted rule prior), else the rule prior.
     clauses (str): "auto": cola also split before a clause's conjunction where the doc
         has a parse; "parse": the same, and a doc without a parse is an error; "punct":
         punctuation, line breaks and sentences only.
@@ -151,6 +152,13 @@ class FigureFinder(Pipe):
         self.vocab = vocab
         self.name = name
         self.scorer_model = scorer if scorer is not None else load_scorer(scorer_path)
+        # the packaged scorer was fitted and calibrated on tagged text: an untagged doc
+        # (a blank pipeline's) gets the rule prior
+        self.untagged_model = (
+            FigureScorer.prior()
+            if scorer is None and scorer_path is None and self.scorer_model.source != "prior"
+            else self.scorer_model
+        )
         self.cfg: Dict[str, Any] = {
             "figures": list(figures),
             "threshold": threshold,
@@ -187,17 +195,23 @@ class FigureFinder(Pipe):
         X = candidate_features(doc, words, seg, found)
         scores = numpy.zeros(len(found), dtype="float32")
         labels = numpy.asarray([c.figure for c in found], dtype=object)
+        model = self.scorer_for(doc)
         for figure in set(labels.tolist()):
             rows = numpy.flatnonzero(labels == figure)
-            scores[rows] = self.scorer_model(figure, X[rows], doc.lang_)
+            scores[rows] = model(figure, X[rows], doc.lang_)
         return found, X, scores
 
-    def _thresholds(self, candidates: Sequence[Candidate], lang: str) -> numpy.ndarray:
+    def scorer_for(self, doc: Doc) -> FigureScorer:
+        """RETURNS (FigureScorer): the scorer of a doc: the packaged (calibrated) one
+        where the doc has POS, else the rule prior; a scorer given by path or object
+        always."""
+        return self.scorer_model if doc.has_annotation("POS") else self.untagged_model
+
+    def _thresholds(self, candidates: Sequence[Candidate], doc: Doc) -> numpy.ndarray:
         if self.cfg["threshold"] is not None:
             return numpy.full(len(candidates), self.cfg["threshold"], dtype="float32")
-        by_figure = {
-            f: self.scorer_model.threshold(f, lang) for f in {c.figure for c in candidates}
-        }
+        model, lang = self.scorer_for(doc), doc.lang_
+        by_figure = {f: model.threshold(f, lang) for f in {c.figure for c in candidates}}
         return numpy.asarray([by_figure[c.figure] for c in candidates], dtype="float32")
 
     def predict(self, docs: Iterable[Doc]) -> List[Tuple[List[Candidate], numpy.ndarray]]:
@@ -217,7 +231,7 @@ class FigureFinder(Pipe):
         """Write the figures and the review list to doc.spans (see the module docstring)."""
         cfg = self.cfg
         for doc, (candidates, scores) in zip(docs, predictions):
-            above = scores >= self._thresholds(candidates, doc.lang_)
+            above = scores >= self._thresholds(candidates, doc)
             order = numpy.argsort(-scores, kind="stable")
             chosen = [int(i) for i in order if above[i]]
             dropped = 0
@@ -237,7 +251,7 @@ class FigureFinder(Pipe):
                 "figure_counts": counts,
                 "figure_found": len(candidates),
                 "figure_dropped": dropped,
-                "figure_scorer": self.scorer_model.source,
+                "figure_scorer": self.scorer_for(doc).source,
             }
             doc.spans[cfg["spans_key"]] = self._group(
                 doc, cfg["spans_key"], "f", [candidates[i] for i in chosen], scores[chosen], attrs
@@ -297,6 +311,7 @@ class FigureFinder(Pipe):
         data = srsly.msgpack_loads(bytes_data)
         self.cfg.update(data["cfg"])
         self.scorer_model = FigureScorer.from_dict(data["scorer"])
+        self.untagged_model = self._untagged(data)
         return self
 
     def to_disk(self, path: Any, *, exclude: Iterable[str] = tuple()) -> None:
@@ -309,7 +324,16 @@ class FigureFinder(Pipe):
         path = Path(path)
         self.cfg.update(srsly.read_json(path / "cfg"))
         self.scorer_model = FigureScorer.from_dict(srsly.read_json(path / "scorer.json"))
+        self.untagged_model = self._untagged(srsly.read_json(path / "cfg"))
         return self
+
+    def _untagged(self, cfg: Dict[str, Any]) -> FigureScorer:
+        """The scorer of untagged docs after loading: the prior where the saved finder
+        used the packaged scorer."""
+        cfg = cfg.get("cfg", cfg)
+        if cfg.get("scorer_path") is None and self.scorer_model.source != "prior":
+            return FigureScorer.prior()
+        return self.scorer_model
 
 
 # --- extension attributes ------------------------------------------------------------

@@ -13,7 +13,8 @@ of the box. The file's form::
                               "languages": {"de": {"bias": -1.2, "threshold": 0.6}}}, ...}}
 
 Feature names a figure does not list weigh 0; ``languages`` overrides the bias and
-threshold per language (calibration).
+threshold per language (calibration) and, where a language has its own model, the
+weights. A language the file does not name gets the figure's own bias and threshold.
 
 The prior, in words: a figure scores higher the more members its series has, the more
 alike their lengths (isocolon), the longer the repeated word and the more words it
@@ -25,7 +26,7 @@ by the same content word ("nihil agis, nihil moliris, nihil cogitas") reach 0.9.
 
 import math
 from pathlib import Path
-from typing import Any, Dict, Iterable, Optional, Union
+from typing import Any, Dict, Iterable, Optional, Tuple, Union
 
 import numpy
 import srsly
@@ -137,16 +138,24 @@ class FigureScorer:
         self.figures = {name: dict(spec) for name, spec in figures.items()}
         self.source = source
         self._vectors: Dict[str, numpy.ndarray] = {}
+        self._language_vectors: Dict[Tuple[str, str], numpy.ndarray] = {}
         for name, spec in self.figures.items():
-            unknown = set(spec.get("weights", {})) - set(FEATURES)
-            if unknown:
-                raise ValueError(
-                    f"figure_finder: the scorer of {name} names unknown features {sorted(unknown)}"
-                )
-            vector = numpy.zeros(len(FEATURES), dtype="float64")
-            for feature, weight in spec.get("weights", {}).items():
-                vector[COLUMN[feature]] = float(weight)
-            self._vectors[name] = vector
+            self._vectors[name] = self._vector(name, spec.get("weights", {}))
+            for lang, entry in spec.get("languages", {}).items():
+                if "weights" in entry:
+                    self._language_vectors[(name, lang)] = self._vector(name, entry["weights"])
+
+    @staticmethod
+    def _vector(name: str, weights: Dict[str, float]) -> numpy.ndarray:
+        unknown = set(weights) - set(FEATURES)
+        if unknown:
+            raise ValueError(
+                f"figure_finder: the scorer of {name} names unknown features {sorted(unknown)}"
+            )
+        vector = numpy.zeros(len(FEATURES), dtype="float64")
+        for feature, weight in weights.items():
+            vector[COLUMN[feature]] = float(weight)
+        return vector
 
     def _spec(self, figure: str, lang: Optional[str]) -> Dict[str, Any]:
         if figure not in self.figures:
@@ -167,9 +176,8 @@ class FigureScorer:
         RETURNS (numpy.ndarray): [k] probabilities, float32.
         """
         spec = self._spec(figure, lang)
-        raw = numpy.asarray(X, dtype="float64") @ self._vectors[figure] + float(
-            spec.get("bias", 0.0)
-        )
+        vector = self._language_vectors.get((figure, lang or ""), self._vectors[figure])
+        raw = numpy.asarray(X, dtype="float64") @ vector + float(spec.get("bias", 0.0))
         return (1.0 / (1.0 + numpy.exp(-numpy.clip(raw, -50, 50)))).astype("float32")
 
     def to_dict(self) -> Dict[str, Any]:
