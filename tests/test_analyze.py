@@ -30,6 +30,7 @@ from spacy_rhetoric.analysis.run import analyze_files
 from spacy_rhetoric.cli import app
 from spacy_rhetoric.corpora.chiasmus import set_candidate
 from spacy_rhetoric.corpora.parallelisms import set_parallelisms
+from spacy_rhetoric.figures.model import SCORER_PATH
 from spacy_rhetoric.textio import InputError, collect_files, read_text
 
 runner = CliRunner()
@@ -224,12 +225,22 @@ def test_nothing_available_is_explained(no_models):
     for lang in LANGUAGES:
         analyzer = build_analyzer(lang)
         notes = {n.component: n for n in analyzer.notes}
-        assert set(notes) == {"base", "parallelism", "chiasmus", "displacement", "intertext"}
-        # only the chiasmus rules run without a model, on word tokens (not Chinese)
+        assert set(notes) == {
+            "base", "parallelism", "chiasmus", "figures", "displacement", "intertext"
+        }  # fmt: skip
+        # only the chiasmus and figure rules run without a model (Chinese chiasmus on
+        # characters), figures after chiasmus
         ran = {name for name, n in notes.items() if n.ran}
-        assert ran == ({"chiasmus"} if lang != "zh" else set())
+        assert ran == {"chiasmus", "figures"}
         assert analyzer.parallelism is None
-        assert analyzer.nlp.pipe_names == (["chiasmus_finder"] if lang != "zh" else [])
+        assert analyzer.nlp.pipe_names == ["chiasmus_finder", "figure_finder"]
+        # untagged docs: the rule prior (the packaged scorer was fitted on tagged text)
+        assert "figure_finder, rules + the hand-weighted rule prior" in notes["figures"].detail
+        if SCORER_PATH.exists():
+            assert "the calibrated scorer needs the base pipeline's POS" in notes["figures"].detail
+        assert "on word forms only: reduced features" in notes["figures"].detail
+        assert notes["figures"].package.startswith("spacy_rhetoric ")
+        assert notes["figures"].licence == "MIT (the package's code)"
     notes = {n.component: n.detail for n in build_analyzer("de").notes}
     assert "hand-set weights" in notes["chiasmus"] and "forms (no tagger)" in notes["chiasmus"]
     assert "model chiasmus-de not built" in notes["chiasmus"]
@@ -237,6 +248,8 @@ def test_nothing_available_is_explained(no_models):
     assert "model parallelism-xx not built" in notes["parallelism"]
     notes = {n.component: n.detail for n in build_analyzer("zh").notes}
     assert "model base-zh not built" in notes["base"]
+    assert "calibrated for Chinese on running text" in notes["chiasmus"]
+    assert "the characters of each word, spans on the words" in notes["chiasmus"]
 
 
 def test_assembly_with_models(models_dir, no_models):
@@ -246,12 +259,16 @@ def test_assembly_with_models(models_dir, no_models):
         "attribute_ruler",
         "test_chain_parser",
         "chiasmus_finder",
+        "figure_finder",
         "displacement_analyzer",
     ]
-    assert {n.component for n in en.notes if n.ran} == {"base", "chiasmus", "displacement"}
+    ran = {n.component: n for n in en.notes if n.ran}
+    assert set(ran) == {"base", "chiasmus", "figures", "displacement"}
+    assert ran["figures"].detail.endswith("; on POS, lemmas and the parse)")
     la = build_analyzer("la", models)
-    assert la.parallelism is not None and la.nlp.pipe_names == ["chiasmus_finder"]
-    assert {n.component for n in la.notes if n.ran} == {"parallelism", "chiasmus"}
+    assert la.parallelism is not None
+    assert la.nlp.pipe_names == ["chiasmus_finder", "figure_finder"]
+    assert {n.component for n in la.notes if n.ran} == {"parallelism", "chiasmus", "figures"}
     # a chiasmus model without a base that gives POS: the rules run instead, and say why
     notes = {
         n.component: n
@@ -332,7 +349,8 @@ def test_cli_analyze_json(models_dir, no_models, tmp_path):
     assert "[en] parallelism: not run" in output(result) and "words/s" in output(result)
     data = json.loads(js.read_text(encoding="utf8"))
     assert data["documents"][0]["doc"] == "love.txt"
-    assert {f["kind"] for f in data["findings"]} == {"chiasmus"}
+    assert {f["kind"] for f in data["findings"]} <= {"chiasmus", "figures"}
+    assert "chiasmus" in {f["kind"] for f in data["findings"]}
     assert report.read_text(encoding="utf8").startswith("<!DOCTYPE html>")
     result = runner.invoke(app, [*args, "--json"])
     assert result.exit_code == 0
@@ -684,21 +702,25 @@ def test_chiasmus_find_with_lang_or_chained_model(models_dir, no_models, tmp_pat
 
 
 def test_skip_switches_components_off(no_models, tmp_path):
-    analyzer = build_analyzer("de", skip=["chiasmus", "parallelism"])
+    analyzer = build_analyzer("de", skip=["chiasmus", "parallelism", "figures"])
     notes = {n.component: n for n in analyzer.notes}
-    for component in ("chiasmus", "parallelism"):
+    for component in ("chiasmus", "parallelism", "figures"):
         assert not notes[component].ran
         assert notes[component].detail == f"switched off (--skip {component})"
     assert "chiasmus_finder" not in analyzer.nlp.pipe_names and analyzer.parallelism is None
+    assert "figure_finder" not in analyzer.nlp.pipe_names
     with pytest.raises(AnalyzeError, match=r"--skip tagger: no such component; choose from"):
         build_analyzer("de", skip=["tagger"])
     text = tmp_path / "x.txt"
     text.write_text("Man soll essen, um zu leben, und nicht leben, um zu essen.", encoding="utf8")
     args = ["analyze", str(text), "--lang", "de", "-o", str(tmp_path / "r.html")]
-    result = runner.invoke(app, [*args, "--skip", "chiasmus", "--skip", "displacement"])
+    result = runner.invoke(
+        app, [*args, "--skip", "chiasmus", "--skip", "displacement", "--skip", "figures"]
+    )
     assert result.exit_code == 0, output(result)
     assert "switched off (--skip chiasmus)" in output(result)
     assert "switched off (--skip displacement)" in output(result)
+    assert "[de] figures: not run — switched off (--skip figures)" in output(result)
     result = runner.invoke(app, [*args, "--skip", "everything"])
     assert result.exit_code == 1 and "--skip everything: no such component" in output(result)
 
@@ -765,7 +787,9 @@ def test_report_reads_text_first_and_keeps_paths_in_the_json(models_dir, no_mode
         assert f".k-{kind.name} {{ background: {kind.color}; }}" in page
         assert f"body:has(#show-{kind.name}:not(:checked)) .text .k-{kind.name}" in page
     assert "<input type='checkbox' id='show-chiasmus' checked>" in page
-    n_chiasmi = len(json.loads(js.read_text(encoding="utf8"))["findings"])
+    found = json.loads(js.read_text(encoding="utf8"))["findings"]
+    n_chiasmi = len([f for f in found if f["kind"] == "chiasmus"])
+    n_figures = len([f for f in found if f["kind"] == "figures"])
     assert f"chiasmi ({n_chiasmi})</label>" in page and "intertext links: not run</label>" in page
     text = page[page.index("<div class='text'") : page.index("<h2 id='documents'>")]
     assert "<span class='mark k-chiasmus start on'" in text and "title='C1 antimetabole " in text
@@ -773,7 +797,10 @@ def test_report_reads_text_first_and_keeps_paths_in_the_json(models_dir, no_mode
     assert re.search(
         r"woman(<span class='mark [^>]*></span>)+</span><span class='tok' [^>]*>,", text
     )
-    counts = f"parallelism branches: not run · chiasmi: {n_chiasmi} · intertext links: not run"
+    counts = (
+        f"parallelism branches: not run · chiasmi: {n_chiasmi} · figures: {n_figures} · "
+        "intertext links: not run"
+    )
     assert counts in page
     # provenance: no filesystem path in the page; the directories in the JSON
     assert str(models_dir) not in page and str(tmp_path) not in page
@@ -834,39 +861,150 @@ def test_a_new_kind_of_finding_is_one_entry(no_models, tmp_path):
     from spacy_rhetoric.analysis import kinds as kinds_module
     from spacy_rhetoric.analysis.findings import Analysis
 
-    def figure_finding(span, name, ident, base):
-        return {"kind": "figure", "doc": name, "id": ident, "label": span.label_,
+    def tricolon_finding(span, name, ident, base):
+        return {"kind": "tricolon", "doc": name, "id": ident, "label": span.label_,
                 "text": span.text, "score": None, "start_char": base + span.start_char,
                 "end_char": base + span.end_char, "parts": []}  # fmt: skip
 
-    figure = kinds_module.FindingKind(
-        name="figure",
-        legend="figures",
-        prefix="F",
+    tricolon = kinds_module.FindingKind(
+        name="tricolon",
+        legend="tricola",
+        prefix="T",
         color="#feca74",
-        spans_key="figure",
-        stat="figures",
-        items=lambda doc: list(doc.spans["figure"]),
-        finding=figure_finding,
+        spans_key="tricolon",
+        stat="tricola",
+        items=lambda doc: list(doc.spans["tricolon"]),
+        finding=tricolon_finding,
         marks=lambda span, ident: [
             {"start_token": span.start, "end_token": span.end, "label": f"{ident} {span.label_}"}
         ],
     )
     nlp = spacy.blank("en")
     doc = nlp("Veni, vidi, vici.")
-    doc.spans["figure"] = [doc.char_span(0, 16, label="tricolon")]
-    kinds_module.FINDING_KINDS.append(figure)
+    doc.spans["tricolon"] = [doc.char_span(0, 16, label="ascending")]
+    kinds_module.FINDING_KINDS.append(tricolon)
     try:
         analyzer = Analyzer("en", nlp)
         document = analyzer.analyze_text("x", "veni.txt")
         document.docs, document.offsets = [doc], [0]
         analysis = Analysis([document.summarize()], [])
         data = analysis_data(analysis)
-        page = analysis_page(analysis, "figures")
+        page = analysis_page(analysis, "tricola")
     finally:
-        kinds_module.FINDING_KINDS.remove(figure)
-    assert data["findings"] == [figure_finding(doc.spans["figure"][0], "veni.txt", "F1", 0)]
-    assert data["documents"][0]["figures"] == 1
-    assert "<th>figures</th>" in page and ".k-figure { background: #feca74; }" in page
-    assert "<input type='checkbox' id='show-figure' checked>" in page
-    assert "title='F1 tricolon'>F1 tricolon</span>" in page
+        kinds_module.FINDING_KINDS.remove(tricolon)
+    assert data["findings"] == [tricolon_finding(doc.spans["tricolon"][0], "veni.txt", "T1", 0)]
+    assert data["documents"][0]["tricola"] == 1
+    assert "<th>tricola</th>" in page and ".k-tricolon { background: #feca74; }" in page
+    assert "<input type='checkbox' id='show-tricolon' checked>" in page
+    assert "title='T1 ascending'>T1 ascending</span>" in page
+
+
+# --- figures: figure_finder in every language, its section, review list and JSON ----------
+
+GETTYSBURG = (
+    "But, in a larger sense, we can not dedicate -- we can not consecrate -- we can not "
+    "hallow -- this ground.\n"
+)
+LINCOLN = "That government of the people, by the people, for the people, shall not perish.\n"
+CICERO = (
+    "O tempora, o mores! Senatus haec intellegit. Consul videt; hic tamen vivit. Vivit? "
+    "immo vero etiam in senatum venit.\n\nNihil agis, nihil moliris, nihil cogitas, quod "
+    "non ego non modo audiam, sed etiam videam planeque sentiam.\n"
+)
+WE_CAN_NOT = "we can not dedicate -- we can not consecrate -- we can not hallow"
+
+
+def _document(data, name):
+    return next(d for d in data["documents"] if d["doc"] == name)
+
+
+def _proposed(document, label):
+    """The figures and review candidates of one figure in a document's JSON: the
+    package's scorer decides which side of its threshold an instance falls on."""
+    return [f for f in document["figures"] + document["figure_candidates"] if f["label"] == label]
+
+
+def test_figures_in_english_and_latin(no_models, tmp_path):
+    """figure_finder runs after the base pipeline and chiasmus for every language: the
+    Gettysburg address's anaphora ("we can not ...") and Lincoln's "of the people, by
+    the people, for the people", Cicero's "Nihil agis, nihil moliris, nihil cogitas",
+    with their support words, members and scores, in the findings, per document in the
+    JSON, marked in the text, counted in the Figures section, the rest for review."""
+    texts = {"gettysburg.txt": GETTYSBURG, "lincoln.txt": LINCOLN, "cicero.txt": CICERO}
+    for name, text in texts.items():
+        (tmp_path / name).write_text(text, encoding="utf8")
+    english = [tmp_path / "gettysburg.txt", tmp_path / "lincoln.txt"]
+    analysis = analyze_files(build_analyzer("en"), english)
+    analysis.extend(analyze_files(build_analyzer("la"), [tmp_path / "cicero.txt"]))
+    data = analysis_data(analysis)
+    document = _document(data, "gettysburg.txt")
+    anaphora = next(f for f in document["figures"] if f["text"] == WE_CAN_NOT)
+    assert anaphora["label"] == "anaphora" and anaphora["kind"] == "figures"
+    assert anaphora["support"] == ["we can not"] * 3
+    assert anaphora["members"] == [
+        "we can not dedicate", "we can not consecrate", "we can not hallow"
+    ]  # fmt: skip
+    assert 0.5 <= anaphora["score"] <= 1.0
+    assert GETTYSBURG[anaphora["start_char"] : anaphora["end_char"]] == WE_CAN_NOT
+    assert document["figure_count"] == len(document["figures"])
+    assert set(anaphora) == {
+        "kind", "doc", "id", "label", "text", "score", "start_char", "end_char", "parts",
+        "support", "members",
+    }  # fmt: skip
+    # Lincoln's repetition at the end of the cola: a figure or the best one for review
+    people = _proposed(_document(data, "lincoln.txt"), "epiphora")
+    assert [f["support"] for f in people] == [["the people"] * 3]
+    assert people[0]["text"].endswith("of the people, by the people, for the people")
+    assert people[0]["members"][1:] == ["by the people", "for the people"]
+    for item in _document(data, "lincoln.txt")["figure_candidates"]:
+        assert item["kind"] == "figure candidate" and item["id"].startswith("FR")
+    document = _document(data, "cicero.txt")
+    nihil = next(f for f in document["figures"] if f["label"] == "anaphora")
+    assert nihil["text"] == "Nihil agis, nihil moliris, nihil cogitas" and nihil["score"] > 0.5
+    assert nihil["support"] == ["Nihil", "nihil", "nihil"]
+    assert CICERO[nihil["start_char"] : nihil["end_char"]] == nihil["text"]
+    # the flat findings and review lists hold the same, numbered F1.. and FR1..
+    flat = [f for f in data["findings"] if f["kind"] == "figures"]
+    assert len(flat) == sum(d["figure_count"] for d in data["documents"])
+    assert flat[0]["id"] == "F1"
+    candidates = [f for d in data["documents"] for f in d["figure_candidates"]]
+    assert [f for f in data["review"] if f["kind"] == "figure candidate"] == candidates
+    # the report: marks (the classical name in the tooltip), detail lines, the section
+    page = analysis_page(analysis, "figures")
+    text = page[page.index("<div class='text' lang='la'>") : page.index("<h2 id='documents'>")]
+    ident = nihil["id"]
+    assert f"title='{ident} anaphora (repetitio) {nihil['score']:.2f}'>{ident} anaphora<" in text
+    assert "<span class='figure-name'>repetitio</span>" in text
+    assert "<mark class='support'>Nihil</mark> agis, <mark class='support'>nihil</mark>" in text
+    order = [
+        "<h2 id='documents'>", "<h2 id='figures-section'>Figures (",
+        "<th><abbr title='repetitio'>anaphora</abbr></th>", "<h2 id='findings-section'>",
+    ]  # fmt: skip
+    assert [page.index(m) for m in order] == sorted(page.index(m) for m in order)
+    section = page[page.index("<h2 id='figures-section'>") : page.index("<h2 id='findings-")]
+    assert re.search(r"<tr><td>cicero.txt</td><td>la</td><td class='num' data-value='1'>", section)
+    if candidates:
+        assert "<h3>Figure candidates below their threshold (" in page
+    assert "anadiplosis (<i>reduplicatio</i>; 顶真)" in page  # the names, Chinese too
+
+
+def test_figures_in_chinese_and_skip(no_models, tmp_path):
+    """Chinese: 顶真 (gradatio) named in the tooltip; --skip figures switches it off."""
+    text = tmp_path / "lunyu.txt"
+    text.write_text("名不正，则言不顺；言不顺，则事不成；事不成，则礼乐不兴。\n", encoding="utf8")
+    analysis = analyze_files(build_analyzer("zh"), [text])
+    chain = _proposed(_document(analysis_data(analysis), "lunyu.txt"), "gradatio")
+    assert [f["support"] for f in chain] == [["言不顺", "言不顺", "事不成", "事不成"]]
+    page = analysis_page(analysis, "zh")
+    assert "gradatio (gradatio, climax; 顶真) " in page or "<i>gradatio, climax</i>; 顶真" in page
+    js = tmp_path / "r.json"
+    args = ["analyze", str(text), "--lang", "zh", "-o", str(tmp_path / "r.html"), "-j", str(js)]
+    result = runner.invoke(app, [*args, "--skip", "figures"])
+    assert result.exit_code == 0, output(result)
+    assert "[zh] figures: not run — switched off (--skip figures)" in output(result)
+    data = json.loads(js.read_text(encoding="utf8"))
+    assert data["documents"][0]["figures"] == [] and data["documents"][0]["figure_count"] == 0
+    page = (tmp_path / "r.html").read_text(encoding="utf8")
+    assert "figures: not run</label>" in page and "id='figures-section'" not in page
+    not_run = page[page.index("<p class='not-run'>Not run:") :]
+    assert "figures (zh)" in not_run[: not_run.index("</p>")]

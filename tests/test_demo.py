@@ -48,11 +48,12 @@ def test_demo_without_models(tmp_path, no_models):
     # analyze's report: the texts first, the tables, the provenance last and collapsed
     order = [
         "<p class='not-run'>Not run: base (la, de, en, zh), displacement (la, de, en, zh), "
-        "parallelism (la, de, en, zh), intertext (la, de, en, zh), chiasmus (zh).",
+        "parallelism (la, de, en, zh), intertext (la, de, en, zh).",
         "<h2 id='text'>Text</h2>",
         "<input type='checkbox' id='show-parallelism' checked>",
         "<h3>la_augustine_sermo (gold) (la)</h3>",
         "<h3>zh_paibi.txt (zh)</h3>",
+        "<h2 id='figures-section'>Figures (",
         "<h2 id='findings-section'>Findings (",
         "<details id='provenance'>",
         "model parallelism-la not built",
@@ -76,9 +77,9 @@ def test_demo_without_models(tmp_path, no_models):
     assert len(gold) == 5 and {f["kind"] for f in gold} == {"parallelism"}
     assert gold[0]["text"] == "a se turbatum | a christo innouatum"
     assert page.count("<tr class='finding parallelism'>") == 5
-    # the chiasmus rules need no model: predicted antimetaboles on the English sample
+    # the chiasmus and figure rules need no model: they run for every language
     ran = {(n["lang"], n["component"]) for n in data["components"] if n["ran"]}
-    assert ran == {("la", "chiasmus"), ("de", "chiasmus"), ("en", "chiasmus")}
+    assert ran == {(lang, c) for lang in ("la", "de", "en", "zh") for c in ("chiasmus", "figures")}
     chiasmi = [f["text"] for f in data["findings"] if f["kind"] == "chiasmus"]
     assert "Fair is foul, and foul is fair" in chiasmi
     assert "Eat to live, and do not live to eat" in chiasmi
@@ -86,3 +87,43 @@ def test_demo_without_models(tmp_path, no_models):
     found = data["findings"]
     latin = [f["text"] for f in found if f["doc"] == "la_rhetorica_ad_herennium.txt"]
     assert "Poema loquens pictura, pictura tacitum poema" in latin
+
+
+def test_demo_reports_figures_per_language(tmp_path, no_models):
+    """figure_finder on every sample (the rules, without any model): per document its
+    figures and review list in the JSON, the figures named in the report."""
+    output, js = tmp_path / "demo.html", tmp_path / "demo.json"
+    result = CliRunner().invoke(app, ["demo", "--output", str(output), "-j", str(js)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(js.read_text(encoding="utf8"))
+    documents = {d["doc"]: d for d in data["documents"]}
+    gold = documents.pop("la_augustine_sermo (gold)")
+    assert gold["figures"] == [] and gold["figure_count"] == 0  # not analysed
+    for name, document in documents.items():
+        assert document["figure_count"] == len(document["figures"]), name
+        assert document["figures"] or document["figure_candidates"], name
+        for item in document["figures"] + document["figure_candidates"]:
+            assert item["support"] and item["members"] and 0.0 <= item["score"] <= 1.0
+    by_lang = {}
+    for document in documents.values():
+        by_lang.setdefault(document["lang"], set()).update(f["label"] for f in document["figures"])
+    assert {lang for lang, labels in by_lang.items() if labels} == {"la", "de", "en", "zh"}
+    # the handbook's own examples: Ad Herennium's antimetabole is also an anadiplosis
+    herennium = documents["la_rhetorica_ad_herennium.txt"]["figures"]
+    pictura = next(f for f in herennium if f["label"] == "anadiplosis")
+    assert pictura["support"] == ["pictura", "pictura"]
+    assert "Fair is foul, and foul is fair" in {
+        f["text"] for f in documents["en_shakespeare_johnson.txt"]["figures"]
+    }
+    paibi = [f for f in documents["zh_paibi.txt"]["figures"] if f["label"] == "anaphora"]
+    assert "读书使人明智，读书使人宽容，读书使人坚强" in {f["text"] for f in paibi}
+    page = output.read_text(encoding="utf8")
+    assert "<input type='checkbox' id='show-figures' checked>" in page
+    assert "<h2 id='figures-section'>Figures (" in page
+    for name in documents:
+        assert f"<tr><td>{name}</td>" in page[page.index("id='figures-section'") :]
+    assert "class='figure-line'" in page and "<mark class='support'>pictura</mark>" in page
+    # for review: the chiasmus and the figure candidates, each under its own heading
+    assert "<h3>Figure candidates below their threshold (" in page
+    provenance = page[page.index("<details id='provenance'>") :]
+    assert "figure_finder, rules + " in provenance and "MIT (the package&#39;s code)" in provenance

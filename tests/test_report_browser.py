@@ -90,6 +90,21 @@ document.body.setAttribute('data-chiasmus', String(shown('.text .k-chiasmus')));
 document.body.setAttribute('data-provenance', String(document.getElementById('provenance').open));
 </script></body>"""
 
+# unticks the figures filter; records whether the first figure mark, figure detail line
+# and chiasmus mark are displayed before and after
+UNTICK_FIGURES = """<script>
+function shown(selector) {
+  var element = document.querySelector(selector);
+  return element ? getComputedStyle(element).display !== 'none' : null;
+}
+var before = [shown('.text .k-figures'), shown('.details-figures')];
+document.getElementById('show-figures').click();
+var after = [shown('.text .k-figures'), shown('.details-figures')];
+document.body.setAttribute('data-figures', before.join(' ') + ' ' + after.join(' '));
+document.body.setAttribute('data-chiasmus', String(shown('.text .k-chiasmus')));
+document.body.setAttribute('data-figure-table', String(shown('#figures-section')));
+</script></body>"""
+
 
 @needs_chromium
 def test_demo_report_renders_in_chromium(tmp_path, no_models, record_property):
@@ -109,6 +124,13 @@ def test_demo_report_renders_in_chromium(tmp_path, no_models, record_property):
     dom = dump_dom(filtered, tmp_path / "profile")
     assert 'data-parallelism="true false"' in dom and 'data-chiasmus="true"' in dom
     assert 'data-provenance="false"' in dom
+    # the figures: marked in the text, a line each under it; the filter hides both, not
+    # the other kinds' marks nor the Figures section's table
+    filtered.write_text(page.read_text("utf8").replace("</body>", UNTICK_FIGURES), "utf8")
+    dom = dump_dom(filtered, tmp_path / "profile")
+    assert 'data-figures="true true false false"' in dom and 'data-chiasmus="true"' in dom
+    assert 'data-figure-table="true"' in dom
+    assert re.search(r'title="F1 \w+ \(\w', dom)  # the classical name in the tooltip
     png = tmp_path / "demo.png"
     screenshot(page, tmp_path / "profile", png)
     record_property("screenshot", str(png))

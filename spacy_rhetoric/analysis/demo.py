@@ -108,7 +108,7 @@ def run_demo(
             yield note
     page = analysis_page(
         analysis,
-        "spacy_rhetoric demo: parallelisms, chiasmi and displacement",
+        "spacy_rhetoric demo: parallelisms, chiasmi, figures and displacement",
         note="Bundled samples: Augustine, Sermo 147.1 (ASP, CC BY-SA 4.0) and De civitate "
         "Dei 1 praef., 1.3 (quoting Virgil); Rhetorica ad Herennium 4.39; Goethe and "
         "Schiller; Shakespeare, Johnson, the King James Bible and Pope (public domain); a "

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from spacy.tokens import Doc
 
-from .kinds import FINDING_KINDS, chiasmus_item
+from .kinds import FINDING_KINDS
 
 DEFAULT_MAX_DISPLACEMENT = 10  # the report's histogram: [-10, 10], longer edges clipped
 MAX_RENDERED_TOKENS = 20000  # per document: the rendering stops after this many tokens
@@ -95,8 +95,9 @@ class Document:
         self.summary = {
             "stats": document_stats(self),
             "findings": document_findings(self),
-            "review": document_review(self),
+            "reviews": document_reviews(self),
             "histogram": _histogram_counts(self.docs),
+            "ran": document_ran(self),
             "views": document_views(self) if render else None,
         }
         self.docs = []
@@ -119,6 +120,14 @@ class Analysis:
         self.skipped.extend(other.skipped)
 
 
+def document_ran(document: Document) -> Dict[str, bool]:
+    """RETURNS (Dict[str, bool]): per kind of finding, whether it ran on the document
+    (on any of its chunks)."""
+    if document.summary is not None:
+        return document.summary["ran"]
+    return {kind.name: any(kind.ran(doc) for doc in document.docs) for kind in FINDING_KINDS}
+
+
 def document_findings(document: Document) -> List[Dict[str, Any]]:
     """The findings of one document, as plain data: kind, id, label, text, score,
     character offsets in the input, and the parts (branches / supporting words), in the
@@ -139,28 +148,46 @@ def document_findings(document: Document) -> List[Dict[str, Any]]:
     return findings
 
 
-def review_spans(
-    doc: Doc, spans_key: str = "chiasmus", candidates_key: str = "chiasmus_candidates"
-) -> List[Any]:
-    """The chiasmus candidates a finder kept for review: those of its candidates group
-    that are not chiasmi (below the threshold), best first."""
-    if spans_key not in doc.spans or candidates_key not in doc.spans:
-        return []
-    found = {span.id_ for span in doc.spans[spans_key]}
-    return [span for span in doc.spans[candidates_key] if span.id_ not in found]
+def document_reviews(document: Document) -> Dict[str, List[Dict[str, Any]]]:
+    """The candidates below the threshold that each finder kept for review (a bounded
+    number per 1,000 tokens: ``FindingKind.review``), per kind of finding that has a
+    review list, as plain data (the fields of a finding; the chiasmus candidates are of
+    kind "review" with ids R1, R2, ..., the figures' of kind "figure candidate" with ids
+    FR1, ...), best first within each chunk, numbered through the document."""
+    if document.summary is not None:
+        return document.summary["reviews"]
+    reviews: Dict[str, List[Dict[str, Any]]] = {
+        kind.name: [] for kind in FINDING_KINDS if kind.review is not None
+    }
+    for doc, base in zip(document.docs, document.offsets or [0] * len(document.docs)):
+        for kind in FINDING_KINDS:
+            if kind.review is None or kind.review_finding is None:
+                continue
+            items = reviews[kind.name]
+            for item in kind.candidates(doc):
+                ident = f"{kind.review_prefix}{len(items) + 1}"
+                items.append(kind.review_finding(item, document.name, ident, base))
+    return reviews
 
 
 def document_review(document: Document) -> List[Dict[str, Any]]:
-    """The chiasmus candidates below the threshold that the finder kept for review
-    (a bounded number per 1,000 tokens), best first within each chunk, as plain data
-    (kind "review", id R1, R2, ...; the fields of a finding)."""
-    if document.summary is not None:
-        return document.summary.get("review", [])
-    items: List[Dict[str, Any]] = []
-    for doc, base in zip(document.docs, document.offsets or [0] * len(document.docs)):
-        for span in review_spans(doc):
-            items.append(chiasmus_item("review", document.name, f"R{len(items) + 1}", span, base))
-    return items
+    """Every review list of a document (see ``document_reviews``), in the order of
+    ``FINDING_KINDS``."""
+    return [item for items in document_reviews(document).values() for item in items]
+
+
+def document_data(document: Document) -> Dict[str, Any]:
+    """A document in the JSON: its statistics and, for each kind with a
+    ``document_key`` (the figures), its findings and review list under the document."""
+    data = dict(document_stats(document))
+    findings = document_findings(document)
+    reviews = document_reviews(document)
+    for kind in FINDING_KINDS:
+        if kind.document_key:
+            data[kind.document_key] = [f for f in findings if f["kind"] == kind.name]
+        if kind.review_key:
+            data[kind.review_key] = reviews.get(kind.name, [])
+    return data
 
 
 def document_stats(document: Document) -> Dict[str, Any]:
@@ -246,7 +273,7 @@ def analysis_data(analysis: Analysis) -> Dict[str, Any]:
     tokens = sum(d.n_tokens for d in analysis.documents)
     return {
         "components": [asdict(note) for note in analysis.notes],
-        "documents": [document_stats(d) for d in analysis.documents],
+        "documents": [document_data(d) for d in analysis.documents],
         "findings": [f for d in analysis.documents for f in document_findings(d)],
         "review": [f for d in analysis.documents for f in document_review(d)],
         "displacement_histogram": displacement_histogram(analysis.documents),

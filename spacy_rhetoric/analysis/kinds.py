@@ -1,10 +1,10 @@
 """The kinds of finding the main job reports: one :class:`FindingKind` per component
 that leaves its findings in a span group. The findings table and the JSON, the
 per-document statistics, the marks in the report's text, its legend and its filters are
-all made from ``FINDING_KINDS``: a new kind (a figure finder, say) is one more entry."""
+all made from ``FINDING_KINDS``: a new kind is one more entry."""
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from spacy.tokens import Doc, Span
 
@@ -14,7 +14,27 @@ from ..intertext.component import SPANS_KEY as INTERTEXT_KEY
 from ..intertext.component import get_intertext_links
 
 CHIASMUS_KEY = "chiasmus"
+CHIASMUS_CANDIDATES_KEY = "chiasmus_candidates"
 CHIASMUS_CONTEXT = 6  # tokens of context on either side of a chiasmus's detail line
+FIGURES_KEY = "figures"
+FIGURE_CANDIDATES_KEY = "figure_candidates"
+FIGURE_SHOWN = 24  # a figure's detail line shows this many tokens at either end of it
+# the figures' classical (Latin) and Chinese names, in the handbooks' order; the labels
+# are figure_finder's, except antimetabole (chiasmus_finder's)
+FIGURE_NAMES: Dict[str, Tuple[str, str]] = {
+    "anaphora": ("repetitio", ""),
+    "epiphora": ("conversio", ""),
+    "symploce": ("complexio", ""),
+    "anadiplosis": ("reduplicatio", "顶真"),
+    "gradatio": ("gradatio, climax", "顶真"),
+    "epizeuxis": ("geminatio", "连续反复"),
+    "ploce": ("ploce", "间隔反复"),
+    "polyptoton": ("traductio", ""),
+    "polysyndeton": ("polysyndeton", ""),
+    "asyndeton": ("dissolutio", ""),
+    "alliteration": ("alliteratio", ""),
+    "antimetabole": ("commutatio", "回环"),
+}
 
 Item = Dict[str, Any]
 
@@ -40,6 +60,15 @@ class FindingKind:
         number of items).
     details (Optional[Callable[[Any, str], List[Item]]]): rows shown under the text
         for one finding, from (item, id) (None: the marks say it all).
+    review (Optional[Callable[[Doc], List[Any]]]): a doc's candidates below the
+        threshold that its component kept for review, best first (None: no review list).
+    review_finding (Optional[Callable[[Any, str, str, int], Item]]): one of them as
+        plain data, from (item, document name, id, character offset).
+    review_prefix (str): the letters of the review list's ids (R1, R2, ...).
+    review_legend (str): what the report's "For review" part calls them.
+    document_key (str): where ``--json`` also lists a document's findings of this kind
+        under the document ("": only in the flat findings list).
+    review_key (str): the same for its review list.
     """
 
     name: str
@@ -53,6 +82,12 @@ class FindingKind:
     marks: Callable[[Any, str], List[Item]]
     count: Optional[Callable[[Doc], int]] = None
     details: Optional[Callable[[Any, str], List[Item]]] = None
+    review: Optional[Callable[[Doc], List[Any]]] = None
+    review_finding: Optional[Callable[[Any, str, str, int], Item]] = None
+    review_prefix: str = "R"
+    review_legend: str = ""
+    document_key: str = ""
+    review_key: str = ""
 
     def ran(self, doc: Doc) -> bool:
         """RETURNS (bool): whether the doc was analysed for this kind."""
@@ -63,6 +98,12 @@ class FindingKind:
         if not self.ran(doc):
             return 0
         return self.count(doc) if self.count is not None else len(self.items(doc))
+
+    def candidates(self, doc: Doc) -> List[Any]:
+        """RETURNS (List[Any]): the doc's review list ([] if none or not analysed)."""
+        if self.review is None or not self.ran(doc):
+            return []
+        return self.review(doc)
 
 
 # --- parallelism: the branches of one parallelism share its id and label ------------------
@@ -144,6 +185,15 @@ def _chiasmus_details(span: Span, ident: str, context: int = CHIASMUS_CONTEXT) -
     ]
 
 
+def chiasmus_review(doc: Doc) -> List[Span]:
+    """The chiasmus candidates the finder kept for review: those of its candidates group
+    that are not chiasmi (below the threshold), best first."""
+    if CHIASMUS_CANDIDATES_KEY not in doc.spans:
+        return []
+    found = {span.id_ for span in doc.spans[CHIASMUS_KEY]}
+    return [span for span in doc.spans[CHIASMUS_CANDIDATES_KEY] if span.id_ not in found]
+
+
 def _chiasmus_count(doc: Doc) -> int:
     # above the threshold, also those past the finder's bound (a degenerate text)
     group = doc.spans[CHIASMUS_KEY]
@@ -207,6 +257,97 @@ def _intertext_details(item: Any, ident: str) -> List[Item]:
     ]
 
 
+# --- figures: one span per instance, first member to last; support words in the details ---
+
+
+def figure_name(label: str, lang: str = "") -> str:
+    """The classical name of a figure and, for Chinese, its Chinese name: "repetitio",
+    "gradatio, climax; 顶真" ("" for a label without one)."""
+    latin, chinese = FIGURE_NAMES.get(label, ("", ""))
+    names = [latin] if latin and latin != label else []
+    if chinese and lang == "zh":
+        names.append(chinese)
+    return "; ".join(names)
+
+
+def figure_item(kind: str, name: str, ident: str, span: Span, base: int) -> Item:
+    """A figure (or a candidate for review) as plain data: the fields of a finding, the
+    support words and the members (texts); its one part (what the findings table shows)
+    is the support words."""
+    score = span._.figure_score
+    support = [word.text for word in span._.figure_support]
+    members = [member.text for member in span._.figure_members]
+    return {
+        "kind": kind,
+        "doc": name,
+        "id": ident,
+        "label": span.label_,
+        "text": span.text,
+        "score": float(score) if score is not None else None,
+        "start_char": base + span.start_char,
+        "end_char": base + span.end_char,
+        "parts": [" · ".join(support)],
+        "support": support,
+        "members": members,
+    }
+
+
+def _figure_title(span: Span, ident: str) -> str:
+    name = figure_name(span.label_, span.doc.lang_)
+    score = span._.figure_score
+    return (
+        f"{ident} {span.label_}"
+        + (f" ({name})" if name else "")
+        + (f" {score:.2f}" if score is not None else "")
+    )
+
+
+def _figure_marks(span: Span, ident: str) -> List[Item]:
+    # the label short (id and figure); the classical name and the score in the tooltip
+    return [
+        {
+            "start_token": span.start,
+            "end_token": span.end,
+            "label": f"{ident} {span.label_}",
+            "title": _figure_title(span, ident),
+        }
+    ]
+
+
+def _figure_details(span: Span, ident: str, shown: int = FIGURE_SHOWN) -> List[Item]:
+    """One line: the figure's label, classical name and score, and its words with the
+    support (repeated, linking or alliterating words) marked; a span longer than twice
+    ``shown`` tokens shows its two ends ("text", "support" per part, text with its
+    whitespace)."""
+    doc = span.doc
+    support = set()
+    for word in span._.figure_support:
+        support.update(range(word.start, word.end))
+    tokens = list(span)
+    if len(tokens) > 2 * shown:
+        tokens = tokens[:shown] + [None] + tokens[-shown:]  # type: ignore[list-item]
+    parts = [
+        {"text": "… ", "support": False}
+        if token is None
+        else {"text": token.text_with_ws, "support": token.i in support}
+        for token in tokens
+    ]
+    return [
+        {
+            "label": f"{ident} {span.label_}",
+            "name": figure_name(span.label_, doc.lang_),
+            "score": span._.figure_score,
+            "parts": parts,
+        }
+    ]
+
+
+def _figure_count(doc: Doc) -> int:
+    # above the threshold, also those past the finder's bound (a degenerate text)
+    group = doc.spans[FIGURES_KEY]
+    return len(group) + int(group.attrs.get("figure_dropped", 0))
+
+
 FINDING_KINDS: List[FindingKind] = [
     FindingKind(
         name="parallelism",
@@ -231,6 +372,33 @@ FINDING_KINDS: List[FindingKind] = [
         marks=_chiasmus_marks,
         count=_chiasmus_count,
         details=_chiasmus_details,
+        review=chiasmus_review,
+        review_finding=lambda span, name, ident, base: chiasmus_item(
+            "review", name, ident, span, base
+        ),
+        review_prefix="R",
+        review_legend="chiasmus candidates below the threshold",
+    ),
+    FindingKind(
+        name="figures",
+        legend="figures",
+        prefix="F",
+        color="#b5e48c",
+        spans_key=FIGURES_KEY,
+        stat="figure_count",
+        items=lambda doc: list(doc.spans[FIGURES_KEY]),
+        finding=lambda span, name, ident, base: figure_item("figures", name, ident, span, base),
+        marks=_figure_marks,
+        count=_figure_count,
+        details=_figure_details,
+        review=lambda doc: list(doc.spans.get(FIGURE_CANDIDATES_KEY, [])),
+        review_finding=lambda span, name, ident, base: figure_item(
+            "figure candidate", name, ident, span, base
+        ),
+        review_prefix="FR",
+        review_legend="figure candidates below their threshold",
+        document_key="figures",
+        review_key="figure_candidates",
     ),
     FindingKind(
         name="intertext",

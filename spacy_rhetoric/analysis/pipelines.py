@@ -5,7 +5,8 @@ One :class:`Analyzer` per language holds
 
 - the base pipeline (``base-<lang>``: tagger, morphologizer, lemmatizer, parser; for
   Chinese, or when the base model is missing, a blank tokenizer-only pipeline),
-  extended with ``chiasmus_finder`` (sourced from ``chiasmus-<lang>``),
+  extended with ``chiasmus_finder`` (sourced from ``chiasmus-<lang>``, else its rules),
+  ``figure_finder`` (rules and the package's scorer: no model to build),
   ``displacement_analyzer`` (if the base has a parser) and ``intertext_matcher`` (over
   the index given, else the language's shipped index, ``intertext-<lang>``: Virgil for
   Latin);
@@ -36,12 +37,14 @@ import srsly
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from ..about import __version__
 from ..chiasmus.calibration import HAND_SET, WEIGHTS_SOURCE
 from ..chiasmus.component import DEFAULT_REVIEW_PER_1000
 from ..corpora.latin import normalize_latin
 from ..corpora.parallelisms import get_parallelisms, set_parallelisms
 from ..corpora.util import LANGUAGE_KEY
 from ..encoders.vectors import pipeline_precision
+from ..figures.component import NOT_FOR
 from ..intertext.component import STORED_INDEX
 from ..intertext.index import META_FILE
 from ..models import build_hint, get_spec, resolve
@@ -50,7 +53,7 @@ from .findings import Document, Note
 
 LANGUAGES = ("la", "de", "en", "zh")
 LANGUAGE_NAMES = {"la": "Latin", "de": "German", "en": "English", "zh": "Chinese"}
-COMPONENTS = ("base", "parallelism", "chiasmus", "displacement", "intertext")
+COMPONENTS = ("base", "parallelism", "chiasmus", "figures", "displacement", "intertext")
 # The trained models each language can use, by component.
 LANGUAGE_MODELS: Dict[str, Dict[str, str]] = {
     "la": {"base": "base-la-udante", "parallelism": "parallelism-la", "intertext": "intertext-la"},
@@ -58,11 +61,22 @@ LANGUAGE_MODELS: Dict[str, Dict[str, str]] = {
     "en": {"base": "base-en", "chiasmus": "chiasmus-en", "parallelism": "parallelism-xx"},
     "zh": {"base": "base-zh", "parallelism": "parallelism-zh"},
 }
-# Languages whose tokens are words: without a trained scorer, chiasmus_finder runs with
-# its hand-weighted rules (for Chinese the tokens are characters).
-RULE_CHIASMUS = ("la", "de", "en")
+# Languages for which chiasmus_finder runs with its hand-weighted rules where no trained
+# scorer is available: those calibrated on running text in the package's
+# spacy_rhetoric/data/chiasmus/calibration.json.
+RULE_CHIASMUS = (
+    "la",
+    "de",
+    "en",
+    # Chinese (回环): searched on the characters of each word (chiasmus_finder's
+    # units = "auto"), calibrated on UD Chinese-GSD
+    "zh",
+)
 # How base tokens are spelled for the parallelism model (its training orthography).
 PARALLELISM_NORMALIZERS: Dict[str, Callable[[str], str]] = {"la": normalize_latin}
+
+
+PACKAGE_LICENCE = "MIT"  # setup.cfg's licence: the components that need no model
 
 
 class AnalyzeError(ValueError):
@@ -70,7 +84,7 @@ class AnalyzeError(ValueError):
 
 
 # components that ``analyze --skip`` switches off (the base pipeline always runs)
-SKIPPABLE = ("chiasmus", "displacement", "intertext", "parallelism")
+SKIPPABLE = ("chiasmus", "displacement", "figures", "intertext", "parallelism")
 SKIPPED = "switched off (--skip {})"
 
 
@@ -344,6 +358,12 @@ def build_analyzer(
     elif lang in RULE_CHIASMUS:
         rules = nlp.add_pipe("chiasmus_finder")
         reads = "POS and lemmas" if _has_pos_and_lemmas(nlp) else "forms (no tagger)"
+        if rules.cfg.get("units") in ("auto", "characters") and lang == "zh":
+            reads = (
+                "the characters of each word"
+                + (" (with its POS)" if _has_pos(nlp) else "")
+                + ", spans on the words"
+            )
         calibrated = rules.model.attrs.get("calibrated_for")
         calibration = (
             f"calibrated for {LANGUAGE_NAMES.get(calibrated, calibrated)} on running text "
@@ -359,6 +379,12 @@ def build_analyzer(
         notes.append(Note(lang, "chiasmus", True, detail))
     else:
         notes.append(Note(lang, "chiasmus", False, why))
+
+    # figures: the rules and the package's scorer, after the base pipeline and chiasmus
+    if "figures" in skip:
+        notes.append(Note(lang, "figures", False, SKIPPED.format("figures")))
+    else:
+        notes.append(_add_figures(nlp, lang))
 
     # displacement: needs a parse
     if "displacement" in skip:
@@ -455,6 +481,69 @@ def build_analyzer(
                 notes.append(note)
     normalize = PARALLELISM_NORMALIZERS.get(lang)
     return Analyzer(lang, nlp, parallelism, notes, normalize)
+
+
+def _assigns(nlp: Language) -> set:
+    """RETURNS (set): what the pipeline's components declare that they assign."""
+    assigns: set = set()
+    for name in nlp.pipe_names:
+        assigns.update(nlp.get_pipe_meta(name).assigns or [])
+    return assigns
+
+
+def _has_pos(nlp: Language) -> bool:
+    """Whether the pipeline sets POS (declared, or an attribute_ruler)."""
+    factories = {nlp.get_pipe_meta(name).factory for name in nlp.pipe_names}
+    return "attribute_ruler" in factories or "token.pos" in _assigns(nlp)
+
+
+def _add_figures(nlp: Language, lang: str) -> Note:
+    """Add ``figure_finder`` (its rules and the package's scorer need no model) and say
+    which scorer ranks (the package's, calibrated per language, or the hand-weighted
+    rule prior where no scorer ships), which figures the calibration leaves to the
+    review list (a threshold above 1), and what the finder reads."""
+    finder = nlp.add_pipe("figure_finder")
+    scorer = finder.scorer_model
+    remarks = []
+    if scorer.source != "prior" and not _has_pos(nlp):
+        # the packaged scorer was fitted on tagged text: untagged docs get the prior
+        scorer = getattr(finder, "untagged_model", scorer)
+        if scorer.source == "prior":
+            remarks.append("the calibrated scorer needs the base pipeline's POS")
+    version = ".".join(__version__.split(".")[:2])
+    if scorer.source == "prior":
+        ranked = "rules + the hand-weighted rule prior"
+        if finder.scorer_model.source == "prior":
+            remarks.append("no fitted scorer in this install")
+    else:
+        ranked = "rules + scorer calibrated per language"
+    if scorer.source != "prior" and not any(
+        lang in spec.get("languages", {}) for spec in scorer.figures.values()
+    ):
+        remarks.append(f"not calibrated for {LANGUAGE_NAMES[lang]}")
+    figures = [f for f in finder.cfg["figures"] if lang not in NOT_FOR.get(f, ())]
+    review_only = [f for f in figures if scorer.threshold(f, lang) > 1.0]
+    if review_only:
+        remarks.append(f"left to the review list by a threshold above 1: {', '.join(review_only)}")
+    assigns = _assigns(nlp)
+    reads = [
+        what
+        for what, found in (
+            ("POS", _has_pos(nlp)),
+            ("lemmas", _has_pos_and_lemmas(nlp) or "token.lemma" in assigns),
+            ("the parse", "token.dep" in assigns),
+        )
+        if found
+    ]
+    if reads:
+        remarks.append(f"on {', '.join(reads[:-1])}{' and ' if len(reads) > 1 else ''}{reads[-1]}")
+    else:
+        remarks.append("on word forms only: reduced features")
+    detail = f"figure_finder, {ranked}, spacy_rhetoric {version} ({'; '.join(remarks)})"
+    return Note(
+        lang, "figures", True, detail, package=f"spacy_rhetoric {__version__}",
+        source="package", licence=f"{PACKAGE_LICENCE} (the package's code)",
+    )  # fmt: skip
 
 
 def _has_pos_and_lemmas(nlp: Language) -> bool:
@@ -573,8 +662,8 @@ def chiasmus_pipeline(lang: Optional[str] = None, model: Optional[Path] = None) 
     """
     if model is None:
         if lang is None:
-            raise AnalyzeError("Give --lang (la, de, en) or --model (a chiasmus pipeline).")
-        return build_analyzer(check_language(lang)).nlp
+            raise AnalyzeError("Give --lang (la, de, en, zh) or --model (a chiasmus pipeline).")
+        return build_analyzer(check_language(lang), skip=("figures",)).nlp
     model = Path(model)
     if not (model / "config.cfg").is_file() or not (model / "meta.json").is_file():
         raise AnalyzeError(f"{model} is not a spaCy pipeline (config.cfg and meta.json missing).")
@@ -590,7 +679,9 @@ def chiasmus_pipeline(lang: Optional[str] = None, model: Optional[Path] = None) 
     needs_pos = finder.model.attrs.get("needs_pos", True)
     if not needs_pos or _has_pos_and_lemmas(nlp) or nlp.lang not in LANGUAGE_MODELS:
         return nlp
-    analyzer = build_analyzer(check_language(nlp.lang), {f"chiasmus-{nlp.lang}": model})
+    analyzer = build_analyzer(
+        check_language(nlp.lang), {f"chiasmus-{nlp.lang}": model}, skip=("figures",)
+    )
     if "chiasmus_finder" not in analyzer.nlp.pipe_names or not _has_pos_and_lemmas(analyzer.nlp):
         base = LANGUAGE_MODELS[nlp.lang].get("base", f"base-{nlp.lang}")
         raise AnalyzeError(

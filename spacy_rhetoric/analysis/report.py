@@ -22,11 +22,15 @@ from .findings import (
     Note,
     displacement_histogram,
     document_findings,
-    document_review,
+    document_ran,
+    document_reviews,
     document_stats,
     document_views,
 )
-from .kinds import FINDING_KINDS
+from .kinds import FIGURE_NAMES, FINDING_KINDS
+
+# how the per-document statistics call a column (default: its key)
+STAT_HEADERS = {"med": "MED", "figure_count": "figures"}
 
 
 def stat_columns() -> Tuple[str, ...]:
@@ -74,7 +78,8 @@ def text_markup(chunk: Dict[str, Any]) -> Markup:
     filters hide. The report's stylesheet lays it out.
 
     chunk (Dict[str, Any]): "tokens", "spaces" (each token's trailing whitespace),
-        "spans" ({"start_token", "end_token", "label"}) and "kinds" (label -> kind); see
+        "spans" ({"start_token", "end_token", "label"}, optionally "title": the label's
+        tooltip, default the label) and "kinds" (label -> kind); see
         ``findings.text_view``.
     RETURNS (Markup): the HTML, safe to insert.
     """
@@ -100,7 +105,8 @@ def text_markup(chunk: Dict[str, Any]) -> Markup:
                 classes += " on"
             style = f"top:{MARK_TOP + MARK_STEP * row:.2f}em"
             label = html.escape(span["label"])
-            inner = f"<span class='mark-label k-{kind}' title='{label}'>{label}</span>"
+            title = html.escape(span.get("title", span["label"]))
+            inner = f"<span class='mark-label k-{kind}' title='{title}'>{label}</span>"
             out.append(
                 f"<span class='{classes}' style='{style}'>"
                 f"{inner if span['start_token'] == i else ''}</span>"
@@ -231,6 +237,65 @@ def not_run_summary(notes: Sequence[Note]) -> List[Dict[str, Any]]:
     return [{"component": c, "langs": found} for c, found in langs.items() if found]
 
 
+def figure_counts(documents: Sequence[Any], notes: Sequence[Note]) -> Optional[Dict[str, Any]]:
+    """The "Figures" section: per document the number of each figure (above its
+    threshold) and of the candidates kept for review, the figures that occur as columns
+    (in the handbooks' order), and the classical and Chinese names of every figure.
+
+    documents (Sequence[Any]): the analysed documents (``findings.Document``).
+    notes (Sequence[Note]): what ran: the documents figure_finder ran on are counted.
+    RETURNS (Optional[Dict[str, Any]]): {"columns": [{"label", "latin", "chinese"}],
+        "rows": [{"doc", "lang", "counts": {label: n}, "total", "review"}], "totals",
+        "total", "review", "names"} (None: figure_finder ran for no language).
+    """
+    langs = {note.lang for note in notes if note.component == "figures" and note.ran}
+    rows = []
+    for document in documents:
+        if document.lang not in langs or not document_ran(document)["figures"]:
+            continue
+        counts: Dict[str, int] = defaultdict(int)
+        for item in document_findings(document):
+            if item["kind"] == "figures":
+                counts[item["label"]] += 1
+        review = len(document_reviews(document).get("figures", []))
+        total = document_stats(document)["figure_count"]
+        rows.append({"doc": document.name, "lang": document.lang, "counts": dict(counts),
+                     "total": total, "review": review})  # fmt: skip
+    if not rows:
+        return None
+    seen = {label for row in rows for label in row["counts"]}
+    order = [label for label in FIGURE_NAMES if label in seen] + sorted(seen - set(FIGURE_NAMES))
+    columns = [
+        {"label": label, "latin": FIGURE_NAMES.get(label, ("", ""))[0],
+         "chinese": FIGURE_NAMES.get(label, ("", ""))[1]}
+        for label in order
+    ]  # fmt: skip
+    return {
+        "columns": columns,
+        "rows": rows,
+        "totals": {label: sum(row["counts"].get(label, 0) for row in rows) for label in order},
+        "total": sum(row["total"] for row in rows),
+        "review": sum(row["review"] for row in rows),
+        "names": [
+            {"label": label, "latin": latin, "chinese": chinese}
+            for label, (latin, chinese) in FIGURE_NAMES.items()
+        ],
+    }
+
+
+def review_sections(documents: Sequence[Any]) -> List[Dict[str, Any]]:
+    """The "For review" part: per kind of finding with a review list (chiasmus, figures)
+    that kept any candidate, its heading and items (``findings.document_reviews``)."""
+    sections = []
+    for kind in FINDING_KINDS:
+        if kind.review is None:
+            continue
+        items = [item for d in documents for item in document_reviews(d).get(kind.name, [])]
+        if items:
+            sections.append({"name": kind.name, "legend": kind.review_legend, "items": items})
+    return sections
+
+
 def legend(documents: Sequence[Dict[str, Any]], findings: Sequence[Dict[str, Any]]) -> List[Dict]:
     """The legend of the text: per kind of finding its colour, its name, how many it
     found, and whether it ran on any rendered document."""
@@ -296,7 +361,9 @@ def analysis_page(analysis: Analysis, title: str, note: Optional[str] = None) ->
         stat_columns=stat_columns(),
         stats=[document_stats(d) for d in documents],
         findings=findings,
-        review=[item for d in documents for item in document_review(d)],
+        stat_headers=STAT_HEADERS,
+        review=review_sections(documents),
+        figures=figure_counts(documents, analysis.notes),
         histogram=histogram_drawing(displacement_histogram(documents)),
         rendered=rendered,
     )

@@ -49,14 +49,15 @@ def analyze_cli(
     skip: Optional[List[str]] = Opt(
         None,
         "--skip",
-        help="A component not to run: chiasmus, displacement, intertext or parallelism "
-        "(repeatable)",
+        help="A component not to run: chiasmus, displacement, figures, intertext or "
+        "parallelism (repeatable)",
     ),
 ):
     """Run every component that applies to LANG over the files and write one
     self-contained HTML report: first each document's text with every kind of finding
-    marked (a legend with a filter per kind), then per-document statistics, a sortable
-    findings table, the chiasmus candidates for review and a displacement histogram,
+    marked (a legend with a filter per kind), then per-document statistics, the
+    figures per document, a sortable findings table, the chiasmus and figure candidates
+    for review and a displacement histogram,
     and last, collapsed, the provenance (components, model packages and versions,
     licences). The JSON also gives the directory of each model.
 
@@ -129,8 +130,12 @@ def analyze_cli(
     for item in data["findings"]:
         counts[item["kind"]] = counts.get(item["kind"], 0) + 1
     found = ", ".join(f"{n} {kind}" for kind, n in counts.items()) or "no findings"
-    if data["review"]:
-        found += f" ({len(data['review'])} chiasmus candidates for review)"
+    review: dict = {}
+    for item in data["review"]:
+        name = "chiasmus candidates" if item["kind"] == "review" else f"{item['kind']}s"
+        review[name] = review.get(name, 0) + 1
+    if review:
+        found += f" ({', '.join(f'{n} {name}' for name, n in review.items())} for review)"
     skipped = f" ({len(analysis.skipped)} skipped)" if analysis.skipped else ""
     msg.good(
         f"{len(analysis.documents)} files{skipped}, {data['tokens']} tokens in "

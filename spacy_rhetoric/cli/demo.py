@@ -16,7 +16,8 @@ def demo_cli(
 ):
     """Analyse the bundled samples (a Latin sermon with its gold parallelisms, Augustine
     quoting Virgil, the Rhetorica ad Herennium, German, English and Chinese passages) with
-    every available model and write the HTML report (the same as analyze's)."""
+    every available model, the chiasmus and figure rules for every language, and write
+    the HTML report (the same as analyze's)."""
     from ..analysis.demo import run_demo
     from ..analysis.pipelines import AnalyzeError
 
