@@ -1,7 +1,9 @@
-"""``python -m spacy_rhetoric parallelism evaluate|tune|ensemble``: score parallelisms
-with EPM, MPBM, MBAWO and MWO; tune the tagger's outside penalty on validation data;
-decode several trained taggers together."""
+"""``python -m spacy_rhetoric parallelism find|evaluate|tune|calibrate|ensemble``: the
+parallelisms of a text file with their scores and review list; score parallelisms with
+EPM, MPBM, MBAWO and MWO; tune the tagger's outside penalty and calibrate its scores on
+validation data; decode several trained taggers together."""
 
+import time
 from pathlib import Path
 from typing import List, Optional
 
@@ -11,8 +13,83 @@ from ._util import Arg, Opt, emit_json, load_pipeline, noun_app, save_pipeline, 
 
 parallelism_app = noun_app(
     "parallelism",
-    "Parallelism: evaluate a tagger, tune its decoding on validation data, ensemble taggers.",
+    "Parallelism: find parallelisms in a text, evaluate a tagger, tune and calibrate it on "
+    "validation data, ensemble taggers.",
 )
+
+# the package ``find --lang`` loads without --model
+PACKAGES = {"la": "la_rhetoric_parallelism", "zh": "zh_rhetoric_parallelism"}
+MULTILINGUAL_PACKAGE = "xx_rhetoric_parallelism"
+
+
+@parallelism_app.command("find")
+def parallelism_find_cli(
+    file: Path = Arg(..., help="A UTF-8 text file", dir_okay=False),
+    model: Optional[str] = Opt(
+        None,
+        "--model",
+        "-m",
+        help="A pipeline with a parallelism_tagger: a directory or an installed package "
+        "(default with --lang: la_rhetoric_parallelism, zh_rhetoric_parallelism, else "
+        "xx_rhetoric_parallelism)",
+    ),
+    lang: Optional[str] = Opt(
+        None, "--lang", "-l", help="The text's language, stated to the model (e.g. la, en)"
+    ),
+    top: int = Opt(0, "--top", "-n", help="Show at most this many of each list (0: all)"),
+    as_json: bool = Opt(False, "--json", help="Print JSON"),
+    output: Optional[Path] = Opt(None, "--output", "-o", help="Also write the JSON here"),
+):
+    """Find parallelisms in a text: print the reported ones (in text order) and the
+    review list (best first), each with its score, the calibrated probability that it
+    is exactly right, and its branches."""
+    from ..parallelism.find import find_in_text
+    from ..textio import InputError, read_text
+
+    if model is None and lang is None:
+        msg.fail("Give --model (a parallelism pipeline) or --lang (its language).", exits=1)
+    try:
+        text = read_text(file)
+    except InputError as err:
+        msg.fail(str(err), exits=1)
+    if not text.strip():
+        msg.fail(f"{file} is empty: there is no text to find parallelisms in.", exits=1)
+    name = model if model is not None else PACKAGES.get(lang, MULTILINGUAL_PACKAGE)
+    nlp = load_pipeline(Path(name))
+    start = time.perf_counter()
+    try:
+        found = find_in_text(nlp, text, language=lang)
+    except ValueError as err:
+        msg.fail(f"{name}: {err}", exits=1)
+    seconds = time.perf_counter() - start
+    if top:
+        found = {
+            **found,
+            "parallelisms": found["parallelisms"][:top],
+            "review": found["review"][:top],
+        }
+    if emit_json(found, output, as_json):
+        return
+    for title, items in (
+        ("Parallelisms", found["parallelisms"]),
+        ("For review (below the reporting threshold)", found["review"]),
+    ):
+        msg.divider(f"{title}: {len(items)}")
+        if not items:
+            msg.text("none")
+            continue
+        rows = [
+            (
+                rank,
+                "-" if item["score"] is None else f"{item['score']:.2f}",
+                item["type"],
+                " | ".join(branch["text"].replace("\n", " ") for branch in item["branches"]),
+            )
+            for rank, item in enumerate(items, start=1)
+        ]
+        msg.table(rows, header=("#", "score", "type", "branches"), divider=True)
+    msg.info(f"{found['tokens']} tokens in {seconds:.1f}s")
+
 
 METRICS = ("epm", "mpbm", "mbawo", "mwo")
 
@@ -122,3 +199,57 @@ def parallelism_ensemble_cli(
         msg.fail(str(err), exits=1)
     save_pipeline(nlp, output_model)
     msg.good(f"Ensemble of {len(pipelines)} taggers saved to {output_model}")
+
+
+@parallelism_app.command("calibrate")
+def parallelism_calibrate_cli(
+    model: str = Arg(..., help="A pipeline with a parallelism_tagger (directory or package)"),
+    dev: List[Path] = Arg(..., help="Validation .spacy file(s)", exists=True),
+    output_model: Path = Opt(
+        ..., "--output-model", help="Where to write the pipeline with its calibration"
+    ),
+    data: str = Opt("", "--data", help="What the dev data is, for the record (e.g. 'ASP dev')"),
+    output: Optional[Path] = Opt(None, "--output", "-o", help="Write the fit and its grid as JSON"),
+    gpu_id: int = Opt(-1, "--gpu-id", help="Predict on this GPU (-1: CPU)"),
+):
+    """Choose the review list's operating point and fit the score calibration on
+    validation data, and write a copy of the pipeline whose tagger carries them (its
+    weights and every other file copied unchanged)."""
+    import shutil
+
+    import srsly
+
+    from ..corpora.stats import read_docbins
+    from ..parallelism.calibrate import calibrate, tagger_of
+
+    use_gpu(gpu_id)
+    nlp = load_pipeline(Path(model))
+    try:
+        tagger = tagger_of(nlp)
+        gold = list(read_docbins(list(dev), nlp.vocab))
+        result = calibrate(nlp, gold, data or ", ".join(str(p) for p in dev))
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
+    source = Path(nlp.path) if nlp.path is not None else None
+    cfg_path = Path(tagger.name) / "cfg"
+    if source is not None and (source / cfg_path).is_file():
+        if output_model.exists():
+            msg.fail(f"{output_model} exists: give a new directory", exits=1)
+        shutil.copytree(source, output_model)
+        cfg = srsly.read_json(output_model / cfg_path)
+        cfg["calibration"] = result["calibration"]
+        srsly.write_json(output_model / cfg_path, cfg)
+    else:  # a pipeline not loaded from a directory: save it whole
+        tagger.cfg["calibration"] = result["calibration"]
+        save_pipeline(nlp, output_model)
+    report = {k: v for k, v in result.items() if k != "collected"}
+    emit_json(report, output, False)
+    calibration = result["calibration"]
+    outcome = result["choice"]["outcome"]
+    msg.good(
+        f"Calibrated on {calibration['data']}: ECE branches {calibration['ece']['branches']}, "
+        f"parallelisms {calibration['ece']['parallelisms']}; review penalty "
+        f"{calibration['review_penalty']}: EPM recall {100 * outcome['report_recall']:.1f} -> "
+        f"{100 * outcome['recall']:.1f} with the review list "
+        f"({outcome['review_ratio']:.2f}x the reports); saved {output_model}"
+    )

@@ -1,4 +1,20 @@
-"""The ``parallelism_tagger`` pipeline component."""
+"""The ``parallelism_tagger`` pipeline component.
+
+It writes:
+
+* ``doc.spans[spans_key]`` (default "parallelism"): the branches of the parallelisms
+  it reports (the CRF's best path), branches of one parallelism sharing ``span.id_``
+  ("1", "2", ...) and label;
+* ``doc.spans[candidates_key]`` (default "parallelism_candidates"): the review list,
+  parallelisms that a decode pushed toward recall finds and the report lacks, best
+  first (ids "c1", "c2", ...), at most ``review_per_1000`` per 1,000 tokens.
+
+Both groups keep the scores in their ``attrs`` ("parallelism_scores": {id: score},
+"parallelism_branch_scores": {id: [[start, end, score], ...]}), so they survive DocBin
+round trips, and read through ``span._.parallelism_score`` (the score of the branch's
+parallelism) and ``span._.parallelism_branch_score`` (the branch's own). How the scores
+are made and calibrated: see confidence.py.
+"""
 
 from itertools import islice
 from pathlib import Path
@@ -10,7 +26,7 @@ from spacy import util
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.pipeline.trainable_pipe import deserialize_config
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Span, SpanGroup
 from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Model, Optimizer
@@ -18,12 +34,29 @@ from thinc.api import Model, Optimizer
 from ..corpora.parallelisms import (
     CHIASTIC,
     DEFAULT_SPANS_KEY,
+    STRATA_ATTR,
     SYNCHYSTIC,
     UNTYPED,
     get_parallelisms,
     set_parallelisms,
 )
-from .linker import KIND_END, KIND_FIRST, KIND_INSIDE, KIND_LATER, KIND_OUTSIDE, Branch
+from .confidence import (
+    DEFAULT_REVIEW_PER_1000,
+    BranchEvidence,
+    calibration_settings,
+    evidence_for,
+    review_bound,
+    score_parallelisms,
+)
+from .linker import (
+    KIND_END,
+    KIND_FIRST,
+    KIND_INSIDE,
+    KIND_LATER,
+    KIND_OUTSIDE,
+    Branch,
+    read_branches,
+)
 from .model import set_weights_dtype, with_torch_averages
 from .reading import SPELLINGS, respelled, tidy_branches
 from .tag_codec import decode_strata, encode_strata
@@ -80,6 +113,11 @@ DEFAULT_BATCH_TOKENS = 4096
 # letter or digit): none of ASP's or PSE-I's 5,456 gold branches in train and dev falls
 # below it, while e-mail separator lines (= = =, * * *) did in English running text
 DEFAULT_MIN_WORD_SHARE = 0.5
+DEFAULT_CANDIDATES_KEY = "parallelism_candidates"
+SCORES_ATTR = "parallelism_scores"
+BRANCH_SCORES_ATTR = "parallelism_branch_scores"
+SOURCES_ATTR = "parallelism_sources"
+CANDIDATE_PREFIX = "c"
 
 
 @Language.factory(
@@ -97,6 +135,8 @@ DEFAULT_MIN_WORD_SHARE = 0.5
         "window_overlap": DEFAULT_WINDOW_OVERLAP,
         "batch_tokens": DEFAULT_BATCH_TOKENS,
         "min_word_share": DEFAULT_MIN_WORD_SHARE,
+        "candidates_key": DEFAULT_CANDIDATES_KEY,
+        "review_per_1000": DEFAULT_REVIEW_PER_1000,
         "scorer": {"@scorers": "spacy-rhetoric.parallelism_scorer.v1"},
     },
     default_score_weights={key: (1.0 if key == "parallelism_epm_f" else 0.0) for key in SCORE_KEYS},
@@ -115,6 +155,8 @@ def make_parallelism_tagger(
     window_overlap: int,
     batch_tokens: int,
     min_word_share: float,
+    candidates_key: Optional[str],
+    review_per_1000: Optional[float],
     scorer: Optional[Callable],
 ) -> "ParallelismTagger":
     """Create a parallelism tagger: sequence labelling of parallelism branches with
@@ -144,6 +186,11 @@ def make_parallelism_tagger(
     min_word_share (float): a predicted branch is kept only if at least this share of
         its tokens hold a letter or a digit (0 keeps them all); a parallelism left with
         one branch is dropped.
+    candidates_key (Optional[str]): the span group for the review list (None: no
+        review list, and no second decode).
+    review_per_1000 (Optional[float]): at most this many review candidates per 1,000
+        tokens of a doc (None: all that score at least the calibration's
+        ``review_min_score``).
     scorer (Optional[Callable]): the scoring method.
     """
     return ParallelismTagger(
@@ -160,8 +207,32 @@ def make_parallelism_tagger(
         window_overlap=window_overlap,
         batch_tokens=batch_tokens,
         min_word_share=min_word_share,
+        candidates_key=candidates_key,
+        review_per_1000=review_per_1000,
         scorer=scorer,
     )
+
+
+class TagRows(list):
+    """One doc's predicted tag rows (one per stratum), with what the decode knows
+    beyond the tags: the evidence of each decoded branch and the review decode's finds.
+
+    rows (Iterable[List[str]]): per stratum, one tag per token.
+    evidence (Dict[int, List]): per stratum, (start, end, evidence) per decoded branch
+        (see confidence.py).
+    review (List): (branch offsets, stratum, evidence per branch) per parallelism of the
+        review decode.
+    """
+
+    def __init__(
+        self,
+        rows: Iterable[List[str]] = (),
+        evidence: Optional[Dict[int, List[Tuple[int, int, BranchEvidence]]]] = None,
+        review: Optional[List[Tuple[Tuple[Tuple[int, int], ...], int, List]]] = None,
+    ) -> None:
+        super().__init__(rows)
+        self.evidence = evidence if evidence is not None else {}
+        self.review = review if review is not None else []
 
 
 class ParallelismTagger(TrainablePipe):
@@ -183,6 +254,8 @@ class ParallelismTagger(TrainablePipe):
         window_overlap: int = DEFAULT_WINDOW_OVERLAP,
         batch_tokens: int = DEFAULT_BATCH_TOKENS,
         min_word_share: float = DEFAULT_MIN_WORD_SHARE,
+        candidates_key: Optional[str] = DEFAULT_CANDIDATES_KEY,
+        review_per_1000: Optional[float] = DEFAULT_REVIEW_PER_1000,
         scorer: Optional[Callable] = None,
     ) -> None:
         scheme = TagScheme(tagset, link)  # validates the names
@@ -207,9 +280,15 @@ class ParallelismTagger(TrainablePipe):
         self.model = model
         self.name = name
         self.scorer = scorer
-        # from the config, not cfg: a package saved before it existed gets the default,
-        # and spacy.load(..., config=...) can change it
+        if review_per_1000 is not None and not review_per_1000 >= 0:
+            raise ValueError(
+                f"parallelism_tagger: review_per_1000 must be >= 0 or null, got {review_per_1000}."
+            )
+        # from the config, not cfg: a package saved before they existed gets the
+        # defaults, and spacy.load(..., config=...) can change them
         self.min_word_share = float(min_word_share)
+        self.candidates_key = candidates_key or None
+        self.review_per_1000 = None if review_per_1000 is None else float(review_per_1000)
         self.cfg: Dict[str, Any] = {
             "labels": [],
             "spans_key": spans_key,
@@ -222,6 +301,9 @@ class ParallelismTagger(TrainablePipe):
             "window_overlap": int(window_overlap),
             "batch_tokens": int(batch_tokens),
             "type_weights": [],
+            # the calibration of the scores and the review list's operating point,
+            # fitted on dev data (python -m spacy_rhetoric parallelism calibrate)
+            "calibration": None,
         }
 
     @property
@@ -472,16 +554,17 @@ class ParallelismTagger(TrainablePipe):
             labels.append(predict_type(weights, branches, vectors, typer))
         return labels
 
-    def predict(self, docs: Iterable[Doc]) -> List[List[List[str]]]:
-        """Predict the tag rows (one per stratum) of each doc.
+    def predict(self, docs: Iterable[Doc]) -> List[TagRows]:
+        """Predict the tag rows (one per stratum) of each doc, with the evidence of
+        each decoded branch and, with a ``candidates_key``, the review decode's finds.
 
         docs (Iterable[Doc]): the docs.
-        RETURNS (List[List[List[str]]]): per doc, per stratum, one concrete tag per
-            token (with pairwise links, the linker's choices are joined into the tags).
+        RETURNS (List[TagRows]): per doc, per stratum, one concrete tag per token
+            (with pairwise links, the linker's choices are joined into the tags).
         """
         docs = list(docs)
         n_strata = self.cfg["n_strata"]
-        rows: List[List[List[str]]] = [[[] for _ in range(n_strata)] for _ in docs]
+        rows: List[TagRows] = [TagRows([[] for _ in range(n_strata)]) for _ in docs]
         filled = [i for i, doc in enumerate(docs) if len(doc)]
         if not filled:
             return rows
@@ -492,6 +575,12 @@ class ParallelismTagger(TrainablePipe):
                 "spacy.load('la_rhetoric_parallelism'))."
             )
         penalty = self.cfg.get("outside_penalty", DEFAULT_OUTSIDE_PENALTY)
+        review_penalty, _ = calibration_settings(self.cfg.get("calibration"))
+        options = {
+            "outside_penalty": penalty,
+            "confidence": True,
+            "review_penalties": [review_penalty] if self.candidates_key else [],
+        }
         # the typer reads one layer of these docs' states again in set_annotations:
         # the encoder holds it for this batch instead of running twice
         encoder, index = self._typing_encoder()
@@ -505,21 +594,31 @@ class ParallelismTagger(TrainablePipe):
                 pieces.append((i, window, window_doc(doc, window)))
         piece_rows: List[List[List[str]]] = [[] for _ in pieces]
         batch_tokens = self.cfg.get("batch_tokens", DEFAULT_BATCH_TOKENS)
-        labels = self.labels
         for batch in token_batches([len(piece[2]) for piece in pieces], batch_tokens):
-            output = self.model.predict(([pieces[j][2] for j in batch], None, penalty))
-            for stratum, stratum_paths in enumerate(output["paths"]):
-                for b, (j, path) in enumerate(zip(batch, stratum_paths)):
-                    tags = [labels[label] for label in path]
-                    if self.pairwise:
-                        tags = self._join_links(tags, output["branches"][stratum][b])
-                    piece_rows[j].append(tags)
+            output = self.model.predict(([pieces[j][2] for j in batch], None, options))
+            for b, j in enumerate(batch):
+                i, window = pieces[j][:2]
+                piece_rows[j] = self._piece_tags(output, b)
+                # every window's branches: a parallelism kept from one window may have
+                # a branch whose middle lies in the next one's core
+                self._collect_evidence(rows[i].evidence, output, b, window[0])
+                for found in output["review"]:
+                    review_tags = self._piece_tags(found, b)
+                    table: Dict[int, List] = {}
+                    self._collect_evidence(table, found, b)
+                    decoded = decode_strata(review_tags, self.scheme)
+                    for offsets, stratum in owned(decoded, window):
+                        shift = window[0]
+                        evidence = [
+                            evidence_for(table, stratum, a - shift, e - shift) for a, e in offsets
+                        ]
+                        rows[i].review.append((offsets, stratum, evidence))
         by_doc: Dict[int, List[int]] = {}
         for j, (i, _, _) in enumerate(pieces):
             by_doc.setdefault(i, []).append(j)
         for i, js in by_doc.items():
             if len(js) == 1 and pieces[js[0]][1][:2] == (0, len(docs[i])):
-                rows[i] = piece_rows[js[0]]
+                rows[i][:] = piece_rows[js[0]]
                 continue
             found = [
                 item
@@ -527,8 +626,42 @@ class ParallelismTagger(TrainablePipe):
                 for item in owned(decode_strata(piece_rows[j], self.scheme), pieces[j][1])
             ]
             found.sort(key=lambda item: (item[0][0], item[1]))
-            rows[i] = encode_strata(without_clashes(found), len(docs[i]), self.scheme, n_strata)
+            rows[i][:] = encode_strata(without_clashes(found), len(docs[i]), self.scheme, n_strata)
         return rows
+
+    def _piece_tags(self, output: Dict[str, Any], b: int) -> List[List[str]]:
+        """The tag rows of the ``b``-th doc of a batch's decode (per stratum)."""
+        labels = self.labels
+        tags_by_stratum = []
+        for stratum, stratum_paths in enumerate(output["paths"]):
+            tags = [labels[label] for label in stratum_paths[b]]
+            if self.pairwise:
+                tags = self._join_links(tags, output["branches"][stratum][b])
+            tags_by_stratum.append(tags)
+        return tags_by_stratum
+
+    def _collect_evidence(
+        self,
+        table: Dict[int, List[Tuple[int, int, BranchEvidence]]],
+        output: Dict[str, Any],
+        b: int,
+        shift: int = 0,
+        core: Optional[Tuple[int, int]] = None,
+    ) -> None:
+        """Add the evidence of the ``b``-th doc's decoded branches to ``table`` (per
+        stratum, moved by ``shift``); with a window's ``core`` (doc offsets), only the
+        branches whose middle lies in it (the window that keeps their parallelism)."""
+        kinds = self.model.attrs["label_kinds"]
+        for stratum, evidence in enumerate(output["confidence"]):
+            if self.pairwise:
+                branches = output["branches"][stratum][b]
+            else:
+                branches = read_branches(output["paths"][stratum][b], kinds)
+            for (start, end, _, _), found in zip(branches, evidence[b], strict=True):
+                middle = shift + (start + end - 1) / 2
+                if core is not None and not core[0] <= middle < core[1]:
+                    continue
+                table.setdefault(stratum + 1, []).append((start + shift, end + shift, found))
 
     def _windows(self, doc: Doc) -> List[Tuple[int, int, int, int]]:
         """The head's windows over a doc: by paragraph, a long one in overlapping
@@ -553,7 +686,11 @@ class ParallelismTagger(TrainablePipe):
         return tags
 
     def set_annotations(self, docs: Iterable[Doc], rows: List[List[List[str]]]) -> None:
-        """Decode the tag rows and write the parallelisms to doc.spans."""
+        """Decode the tag rows and write the parallelisms to doc.spans, with their
+        scores where the rows carry evidence (``TagRows``), and the review list."""
+        calibration = self.cfg.get("calibration")
+        _, min_score = calibration_settings(calibration)
+        key = self.cfg["spans_key"]
         for doc, tags in zip(docs, rows):
             decoded = tidy_branches(
                 doc,
@@ -565,10 +702,78 @@ class ParallelismTagger(TrainablePipe):
                 (offsets, label, stratum)
                 for (offsets, stratum), label in zip(decoded, labels, strict=True)
             ]
-            set_parallelisms(doc, items, self.cfg["spans_key"])
+            set_parallelisms(doc, items, key)
+            if not isinstance(tags, TagRows):
+                continue  # rows without evidence: no scores
+            evidence = [
+                [evidence_for(tags.evidence, stratum, a, b) for a, b in offsets]
+                for offsets, stratum in decoded
+            ]
+            scores = score_parallelisms(list(zip(decoded, evidence)), calibration)
+            ids = [str(n) for n in range(1, len(decoded) + 1)]  # as set_parallelisms numbers
+            _write_scores(doc.spans[key], ids, [o for o, _ in decoded], scores)
+            if self.candidates_key:
+                found = [(tuple(o), st, e) for (o, st), e in zip(decoded, evidence, strict=True)]
+                self._set_review(doc, tags, found, calibration, min_score)
         encoder, _ = self._typing_encoder()
         if encoder is not None:
             encoder.hold_layer(None)  # the batch is typed: its states are not needed
+
+    def _set_review(
+        self,
+        doc: Doc,
+        tags: TagRows,
+        reported: List[Tuple[Tuple[Tuple[int, int], ...], int, List[BranchEvidence]]],
+        calibration: Optional[Dict[str, Any]],
+        min_score: float,
+    ) -> None:
+        """Write the review list: the candidates (see confidence.py) that are not
+        reported, best first, down to ``min_score`` and at most ``review_per_1000`` per
+        1,000 tokens."""
+        seen = {offsets for offsets, _, _ in reported}
+        candidates: List[Tuple[Tuple[Tuple[int, int], ...], int, List, str]] = []
+        pool = list(reported)
+
+        def add(offsets, stratum, evidence, source) -> None:
+            if offsets not in seen:
+                seen.add(offsets)
+                candidates.append((offsets, stratum, evidence, source))
+
+        for offsets, stratum, evidence in tags.review:
+            table = {stratum: [(a, b, e) for (a, b), e in zip(offsets, evidence, strict=True)]}
+            for tidied, _ in tidy_branches(doc, [(offsets, stratum)], self.min_word_share):
+                tidied = tuple(tidied)
+                found = [evidence_for(table, stratum, a, b) for a, b in tidied]
+                pool.append((tidied, stratum, found))
+                add(tidied, stratum, found, "decode")
+        for offsets, stratum, evidence in pool:
+            if len(offsets) < 3:
+                continue
+            for k in range(len(offsets) - 1):
+                first = (*evidence[k][:2], None)  # its link leads outside the pair
+                add(offsets[k : k + 2], stratum, [first, evidence[k + 1]], "split")
+        scores = [
+            score_parallelisms([(offsets, evidence)], calibration, source)[0]
+            for offsets, _, evidence, source in candidates
+        ]
+        order = sorted(range(len(candidates)), key=lambda n: (-scores[n][0], candidates[n][0]))
+        order = [n for n in order if scores[n][0] >= min_score]
+        bound = review_bound(len(doc), self.review_per_1000)
+        if bound is not None:
+            order = order[:bound]
+        offsets = [candidates[n][0] for n in order]
+        labels = self.type_parallelisms(doc, offsets)
+        ids = [f"{CANDIDATE_PREFIX}{rank}" for rank in range(1, len(order) + 1)]
+        spans = [
+            Span(doc, a, b, label=label, span_id=pid)
+            for branches, label, pid in zip(offsets, labels, ids, strict=True)
+            for a, b in branches
+        ]
+        group = SpanGroup(doc, name=self.candidates_key, spans=spans)
+        group.attrs[STRATA_ATTR] = {pid: candidates[n][1] for pid, n in zip(ids, order)}
+        group.attrs[SOURCES_ATTR] = {pid: candidates[n][3] for pid, n in zip(ids, order)}
+        _write_scores(group, ids, offsets, [scores[n] for n in order])
+        doc.spans[self.candidates_key] = group
 
     def _gold(self, examples: Sequence[Example]) -> Dict[str, Any]:
         items = [self._gold_items(eg) for eg in examples]
@@ -678,3 +883,59 @@ class ParallelismTagger(TrainablePipe):
             self.model.initialize()
         self.model.from_bytes(data)
         set_weights_dtype(self.model, self.cfg.get("weights_dtype", "float32"))
+
+
+# --- scores on spans -----------------------------------------------------------------
+
+
+def _write_scores(
+    group: SpanGroup,
+    ids: Sequence[str],
+    offsets: Sequence[Sequence[Tuple[int, int]]],
+    scores: Sequence[Tuple[float, List[float]]],
+) -> None:
+    """Keep the scores of a group's parallelisms and branches in its attrs."""
+    group.attrs[SCORES_ATTR] = {
+        pid: float(f"{score:.6g}") for pid, (score, _) in zip(ids, scores, strict=True)
+    }
+    group.attrs[BRANCH_SCORES_ATTR] = {
+        pid: [[a, b, float(f"{value:.6g}")] for (a, b), value in zip(branches, values, strict=True)]
+        for pid, branches, (_, values) in zip(ids, offsets, scores, strict=True)
+    }
+
+
+def _own_branch(span: Span) -> Optional[Tuple[SpanGroup, float]]:
+    """The group that scored this branch, and the branch's score."""
+    for group in span.doc.spans.values():
+        branches = group.attrs.get(BRANCH_SCORES_ATTR)
+        if not branches or span.id_ not in branches:
+            continue
+        for start, end, value in branches[span.id_]:
+            if (start, end) == (span.start, span.end):
+                return group, float(value)
+    return None
+
+
+def _span_parallelism_score(span: Span) -> Optional[float]:
+    found = _own_branch(span)
+    return float(found[0].attrs[SCORES_ATTR][span.id_]) if found is not None else None
+
+
+def _span_branch_score(span: Span) -> Optional[float]:
+    found = _own_branch(span)
+    return found[1] if found is not None else None
+
+
+def register_parallelism_extensions() -> None:
+    """Register ``span._.parallelism_score`` (the calibrated probability that the
+    branch's parallelism is exactly right; None for a span no tagger scored) and
+    ``span._.parallelism_branch_score`` (that the branch itself is) (idempotent)."""
+    for name, getter in (
+        ("parallelism_score", _span_parallelism_score),
+        ("parallelism_branch_score", _span_branch_score),
+    ):
+        if not Span.has_extension(name):
+            Span.set_extension(name, getter=getter)
+
+
+register_parallelism_extensions()

@@ -371,6 +371,32 @@ class ConstrainedCRF(torch.nn.Module):
         with torch.no_grad():
             return self.viterbi(emissions, mask)[0]
 
+    def forward_backward(
+        self, emissions: Tensor, mask: Tensor | None = None
+    ) -> Tuple[Tensor, Tensor, Tensor]:
+        """The forward and backward log scores of every position and tag.
+
+        emissions (Tensor): [B, T, K]. mask (Tensor): bool [B, T].
+        RETURNS (Tuple[Tensor, Tensor, Tensor]): alphas [B, T, K] (log-sum of the scores
+            of the path prefixes ending in tag k at t, its emission included), betas
+            [B, T, K] (log-sum of the scores of the suffixes after t given tag k at t,
+            the end score included; past a sequence's end, its end scores) and log Z [B].
+            ``alphas + betas - log Z`` are the log marginals.
+        """
+        mask = self._validate(emissions, mask)
+        _, trans, end = self._scores(emissions.dtype)
+        if emissions.size(0) == 0:
+            return emissions, emissions, self._empty(emissions)
+        alphas, log_z = self._forward_scores(emissions, mask)  # [B, T, K], [B]
+        beta = end.expand(emissions.size(0), -1)  # [B, K]
+        betas = [beta]
+        for t in range(emissions.size(1) - 2, -1, -1):
+            # [K, K_next] + [B, 1, K_next] -> logsumexp over K_next -> [B, K]
+            step = torch.logsumexp(trans + (emissions[:, t + 1] + beta).unsqueeze(1), 2)
+            beta = torch.where(mask[:, t + 1].unsqueeze(1), step, end.expand_as(step))
+            betas.append(beta)
+        return alphas, torch.stack(betas[::-1], 1), log_z
+
     def marginals(self, emissions: Tensor, mask: Tensor | None = None) -> Tensor:
         """Posterior tag marginals p(y_t = k | x) by forward-backward.
 
@@ -381,15 +407,70 @@ class ConstrainedCRF(torch.nn.Module):
         if emissions.size(0) == 0:
             return emissions.new_zeros(emissions.shape)
         emissions = _centred(emissions)  # the marginals do not change; their rounding does
-        _, trans, end = self._scores(emissions.dtype)
-        alphas, log_z = self._forward_scores(emissions, mask)  # [B, T, K], [B]
-        beta = end.expand(emissions.size(0), -1)  # [B, K]
-        betas = [beta]
-        for t in range(emissions.size(1) - 2, -1, -1):
-            # [K, K_next] + [B, 1, K_next] -> logsumexp over K_next -> [B, K]
-            step = torch.logsumexp(trans + (emissions[:, t + 1] + beta).unsqueeze(1), 2)
-            beta = torch.where(mask[:, t + 1].unsqueeze(1), step, end.expand_as(step))
-            betas.append(beta)
-        betas = torch.stack(betas[::-1], 1)  # [B, T, K]
+        alphas, betas, log_z = self.forward_backward(emissions, mask)
         probs = torch.exp(alphas + betas - log_z[:, None, None])
         return probs * mask.unsqueeze(2).to(probs.dtype)
+
+    def segment_log_probs(
+        self,
+        emissions: Tensor,
+        mask: Tensor | None,
+        segments: Sequence[Tuple[int, int, int]],
+        openers: Sequence[int],
+        continuers: Sequence[int],
+        fb: Tuple[Tensor, Tensor, Tensor] | None = None,
+    ) -> Tensor:
+        """The posterior log-probability that each segment is exactly one unit of the
+        tag scheme: its first tag is an opener, every later tag a continuer, and the
+        tag after it (if any) no continuer. For a parallelism tagset: that tokens
+        start..end-1 are exactly one branch, whatever the tags of the rest.
+
+        emissions (Tensor): [B, T, K]. mask (Tensor): bool [B, T].
+        segments (Sequence[Tuple[int, int, int]]): (sequence, start, end) per segment,
+            0 <= start < end <= the sequence's length.
+        openers (Sequence[int]): the tags that open a unit (B, B-*).
+        continuers (Sequence[int]): the tags that continue an open unit (I, J, E).
+        fb (Tuple[Tensor, Tensor, Tensor] | None): ``forward_backward`` of the centred
+            emissions (``crf.centred(emissions)``), where already computed.
+        RETURNS (Tensor): [N] log-probabilities (<= 0).
+        """
+        mask = self._validate(emissions, mask)
+        emissions = _centred(emissions)
+        if not segments:
+            return emissions.new_zeros(0)
+        alphas, betas, log_z = fb if fb is not None else self.forward_backward(emissions, mask)
+        _, trans, end = self._scores(emissions.dtype)
+        k = self.num_tags
+        device = emissions.device
+        dtype = emissions.dtype
+        opening = torch.full((k,), FORBIDDEN, dtype=dtype, device=device)
+        opening[list(openers)] = 0.0
+        inside = torch.full((k,), FORBIDDEN, dtype=dtype, device=device)
+        inside[list(continuers)] = 0.0
+        closing = torch.where(inside == 0.0, torch.full_like(inside, FORBIDDEN), 0.0)
+        seq = torch.tensor([s[0] for s in segments], device=device)
+        starts = torch.tensor([s[1] for s in segments], device=device)
+        ends = torch.tensor([s[2] for s in segments], device=device)
+        lengths = mask.sum(1)[seq]  # [N]
+        if bool(((starts < 0) | (ends <= starts) | (ends > lengths)).any()):
+            raise ValueError("ConstrainedCRF: a segment lies outside its sequence or is empty")
+        # the prefix mass up to the segment's first tag, restricted to the openers
+        score = alphas[seq, starts] + opening  # [N, K]
+        for step in range(1, int((ends - starts).max())):
+            t = (starts + step).clamp(max=emissions.size(1) - 1)  # [N]
+            # [N, K_prev, 1] + [K_prev, K] -> logsumexp over K_prev -> [N, K]
+            moved = torch.logsumexp(score.unsqueeze(2) + trans, 1) + emissions[seq, t] + inside
+            score = torch.where((starts + step < ends).unsqueeze(1), moved, score)
+        at_end = ends >= lengths  # [N]
+        after = ends.clamp(max=emissions.size(1) - 1)
+        # the suffix: a tag that closes the unit, then the rest ([N, K_prev, K_next])
+        following = emissions[seq, after] + betas[seq, after] + closing  # [N, K_next]
+        closed = torch.logsumexp(trans + following.unsqueeze(1), 2)  # [N, K_prev]
+        tail = torch.where(at_end.unsqueeze(1), end.expand_as(closed), closed)
+        return (torch.logsumexp(score + tail, 1) - log_z[seq]).clamp(max=0.0)
+
+    @staticmethod
+    def centred(emissions: Tensor) -> Tensor:
+        """RETURNS (Tensor): the emissions less each position's best score (see
+        ``_centred``): what ``segment_log_probs`` reads, for ``forward_backward``."""
+        return _centred(emissions)

@@ -182,18 +182,39 @@ def predict_links(
     keys (TokenKeys): per doc, the tokens' (form, ending) hashes.
     RETURNS (List[List[List[Branch]]]): the rows with antecedents.
     """
+    return scored_links(linkers, encoded, rows, keys)[0]
+
+
+def scored_links(
+    linkers: Sequence[BranchLinker],
+    encoded: Sequence[torch.Tensor],
+    rows: Sequence[Sequence[Sequence[Branch]]],
+    keys: TokenKeys,
+) -> Tuple[List[List[List[Branch]]], List[List[List[Optional[float]]]]]:
+    """As ``predict_links``, with the probability of each chosen link: the softmax,
+    over the branch's candidates, of the linkers' averaged log-probabilities (the
+    product of the linkers' distributions, normalised).
+
+    RETURNS (Tuple[List, List]): the rows with antecedents and, aligned with them, per
+        branch the probability of its link (None for a branch that opens a parallelism).
+    """
     filled = [[list(row) for row in stratum] for stratum in rows]
+    probs: List[List[List[Optional[float]]]] = [
+        [[None] * len(row) for row in stratum] for stratum in rows
+    ]
     pairs, queries, _, lexical, (where, refs) = linkers[0]._pairs(rows, keys)
     if not queries:
-        return filled
+        return filled, probs
     log_probs = [
         torch.log_softmax(
             linker._query_matrix(linker._scores(states, pairs, lexical, refs), queries), dim=1
         )
         for linker, states in zip(linkers, encoded, strict=True)
     ]
-    best = torch.stack(log_probs).mean(0).argmax(dim=1).tolist()
-    for (s, b, i), query, choice in zip(where, queries, best):
+    chosen = torch.softmax(torch.stack(log_probs).mean(0), dim=1).max(dim=1)
+    best, values = chosen.indices.tolist(), chosen.values.tolist()
+    for (s, b, i), query, choice, value in zip(where, queries, best, values, strict=True):
         start, end, later, _ = filled[s][b][i]
         filled[s][b][i] = (start, end, later, pairs[query[choice]][2])
-    return filled
+        probs[s][b][i] = float(value)
+    return filled, probs

@@ -8,7 +8,7 @@ the component stores them in ``model.attrs`` before initializing the model.
 
 import io
 from functools import partial
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import numpy
 import torch
@@ -21,11 +21,13 @@ from thinc.types import Floats2d
 from .features import N_FEATURES, batch_repetition_features, language_features
 from .network import EnsembleNetwork, ParallelismNetwork
 
-# (docs, gold or None, outside penalty) -> loss (training) or {"paths": per-stratum tag
+# (docs, gold or None, decoding) -> loss (training) or {"paths": per-stratum tag
 # paths, "branches": per-stratum linked branches}. gold = {"tags": [S, B, T] array,
-# "branches": per stratum, per doc, (start, end, is later, antecedent index)}. The
-# penalty is subtracted from the outermost stratum's "O" score at prediction only.
-InT = Tuple[List[Doc], Optional[Dict[str, Any]], float]
+# "branches": per stratum, per doc, (start, end, is later, antecedent index)}. decoding:
+# the outside penalty, subtracted from the outermost stratum's "O" score at prediction
+# only, or a dict of ``network.decode``'s options ("outside_penalty", "confidence",
+# "review_penalties").
+InT = Tuple[List[Doc], Optional[Dict[str, Any]], Union[float, Dict[str, Any]]]
 
 # the precisions the head's torch weights can be saved in (they always load into float32)
 WEIGHTS_DTYPES = ("float32", "float16")
@@ -230,7 +232,7 @@ def member_vectors(
 
 
 def forward(model: Model, inputs: InT, is_train: bool) -> Tuple[Any, Callable]:
-    docs, gold, outside_penalty = inputs
+    docs, gold, decoding = inputs
     tok2vecs = member_tok2vecs(model)
     head = model.get_ref("head")
     vectors = member_vectors(tok2vecs, docs, is_train)
@@ -244,8 +246,10 @@ def forward(model: Model, inputs: InT, is_train: bool) -> Tuple[Any, Callable]:
             ]
         X.append(member_X)
     keys = token_keys(docs) if model.attrs["linker_width"] else None
-    penalty = 0.0 if is_train else outside_penalty
-    output, backprop_head = head((X, gold, keys, penalty), is_train)
+    options = dict(decoding) if isinstance(decoding, dict) else {"outside_penalty": decoding}
+    if is_train:
+        options = {"outside_penalty": 0.0}
+    output, backprop_head = head((X, gold, keys, options), is_train)
 
     def backprop(d_output: Any) -> Any:
         dX = backprop_head(d_output)  # per member, per doc
@@ -280,12 +284,12 @@ def token_keys(docs: List[Doc]) -> List[List[Tuple[int, int]]]:
 
 def _convert_inputs(
     model: Model,
-    inputs: Tuple[List[List[Floats2d]], Optional[Dict[str, Any]], Any, float],
+    inputs: Tuple[List[List[Floats2d]], Optional[Dict[str, Any]], Any, Dict[str, Any]],
     is_train: bool,
 ) -> Tuple[ArgsKwargs, Callable[[ArgsKwargs], List[List[Floats2d]]]]:
     # X: per member, per doc [T, nI]. A single network reads [B, T, nI]; an ensemble
     # reads the members' inputs stacked, [M, B, T, nI].
-    X, gold, keys, penalty = inputs
+    X, gold, keys, options = inputs
     lengths = [len(x) for x in X[0]]
     single = len(X) == 1
     if single:
@@ -297,7 +301,7 @@ def _convert_inputs(
     x = xp2torch(padded, requires_grad=is_train, device=model.shims[0].device)
     positions = torch.arange(padded.shape[-2], device=x.device)
     mask = positions[None, :] < torch.as_tensor(lengths, device=x.device)[:, None]  # [B, T]
-    kwargs: Dict[str, Any] = {"keys": keys, "outside_penalty": penalty}
+    kwargs: Dict[str, Any] = {"keys": keys, **options}
     if gold is not None:
         kwargs["tags"] = torch.as_tensor(gold["tags"], dtype=torch.long, device=x.device)  # [S,B,T]
         kwargs["branches"] = gold.get("branches")

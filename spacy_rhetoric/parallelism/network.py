@@ -10,7 +10,16 @@ import torch
 from torch import nn
 
 from .crf import ConstrainedCRF
-from .linker import BranchLinker, TokenKeys, predict_links, read_branches
+from .linker import (
+    KIND_END,
+    KIND_FIRST,
+    KIND_INSIDE,
+    KIND_LATER,
+    BranchLinker,
+    TokenKeys,
+    read_branches,
+    scored_links,
+)
 
 Masks = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]
 
@@ -118,6 +127,8 @@ class ParallelismNetwork(nn.Module):
         branches: Optional[Sequence[Sequence[Sequence[Tuple[int, int, bool, int]]]]] = None,
         keys: Optional[TokenKeys] = None,
         outside_penalty: float = 0.0,
+        confidence: bool = False,
+        review_penalties: Sequence[float] = (),
     ) -> Any:
         """With gold ``tags`` [S, B, T] (and, with a linker, the gold ``branches`` per
         stratum and doc): the summed negative log-likelihood, a scalar. Without: a dict
@@ -125,7 +136,7 @@ class ParallelismNetwork(nn.Module):
         linker, the branches with their chosen antecedents ("branches"). In
         prediction, ``outside_penalty`` is subtracted from the score of label 0 ("O")
         of the outermost stratum before decoding: a recall/precision trade-off tuned on
-        validation data."""
+        validation data. ``confidence`` and ``review_penalties``: see ``decode``."""
         encoded, emissions = self.potentials(x, mask)
         if tags is not None:
             losses = [
@@ -146,6 +157,8 @@ class ParallelismNetwork(nn.Module):
             self.label_kinds,
             keys,
             outside_penalty,
+            confidence=confidence,
+            review_penalties=review_penalties,
         )
 
     def potentials(self, x: torch.Tensor, mask: torch.Tensor) -> Tuple[torch.Tensor, List]:
@@ -195,6 +208,8 @@ class EnsembleNetwork(nn.Module):
         branches: Optional[Sequence[Sequence[Sequence[Tuple[int, int, bool, int]]]]] = None,
         keys: Optional[TokenKeys] = None,
         outside_penalty: float = 0.0,
+        confidence: bool = False,
+        review_penalties: Sequence[float] = (),
     ) -> Any:
         """As ``ParallelismNetwork.forward``, with ``x`` [M, B, T, nI]: each member's
         own token vectors (members mix the encoder's layers their own way)."""
@@ -216,9 +231,114 @@ class EnsembleNetwork(nn.Module):
             for s in range(n_strata)
         ]
         linkers = [m.linker for m in self.members if m.linker is not None]
+        members = [
+            (list(member.crfs), p[1]) for member, p in zip(self.members, potentials, strict=True)
+        ]
         return decode(
-            crfs, emissions, mask, linkers, encoded, self.label_kinds, keys, outside_penalty
+            crfs,
+            emissions,
+            mask,
+            linkers,
+            encoded,
+            self.label_kinds,
+            keys,
+            outside_penalty,
+            confidence=confidence,
+            review_penalties=review_penalties,
+            members=members,
         )
+
+
+def penalised(emissions: Sequence[torch.Tensor], outside_penalty: float) -> List[torch.Tensor]:
+    """The emissions with ``outside_penalty`` subtracted from label 0 ("O") of the
+    outermost stratum only: deeper strata are rarely active, and pushing them off "O"
+    makes them swallow whole sections."""
+    if not outside_penalty:
+        return list(emissions)
+    penalty = emissions[0].new_zeros(emissions[0].shape[-1])
+    penalty[0] = outside_penalty
+    return [emissions[0] - penalty, *emissions[1:]]
+
+
+class SpanScorer:
+    """The posterior probability that a span is exactly one branch, under the decoded
+    CRF (an ensemble's averaged one) and under each member's own CRF: forward-backward
+    runs once per stratum (and member), then any branch of any decode is scored.
+
+    crfs (Sequence[ConstrainedCRF]): per stratum, the decoding CRF.
+    emissions (Sequence[torch.Tensor]): per stratum [B, T, K], as decoded.
+    mask (torch.Tensor): bool [B, T].
+    label_kinds (Sequence[int]): how each label opens, continues or closes a branch.
+    members (Optional[Sequence]): per ensemble member, its per-stratum CRFs and
+        emissions (as decoded: the same penalty subtracted); None for one network.
+    """
+
+    def __init__(
+        self,
+        crfs: Sequence[ConstrainedCRF],
+        emissions: Sequence[torch.Tensor],
+        mask: torch.Tensor,
+        label_kinds: Sequence[int],
+        members: Optional[Sequence[Tuple[Sequence[ConstrainedCRF], Sequence[torch.Tensor]]]],
+    ) -> None:
+        self.mask = mask
+        self.openers = [k for k, kind in enumerate(label_kinds) if kind in (KIND_FIRST, KIND_LATER)]
+        self.continuers = [
+            k for k, kind in enumerate(label_kinds) if kind in (KIND_INSIDE, KIND_END)
+        ]
+        self.models = [(list(crfs), list(emissions))] + [
+            (list(c), list(e)) for c, e in (members or [])
+        ]
+        self._fb: Dict[Tuple[int, int], Any] = {}
+
+    def probabilities(
+        self, stratum: int, segments: Sequence[Tuple[int, int, int]]
+    ) -> Tuple[List[float], List[float]]:
+        """segments: (doc, start, end) per branch of one stratum.
+
+        RETURNS (Tuple[List[float], List[float]]): per segment, its probability under the
+            decoding CRF and the mean of its probabilities under the members' own CRFs
+            (their agreement; the first again for one network).
+        """
+        if not segments:
+            return [], []
+        values = []
+        for m, (crfs, emissions) in enumerate(self.models):
+            crf, scores = crfs[stratum], emissions[stratum]
+            if (m, stratum) not in self._fb:
+                self._fb[(m, stratum)] = crf.forward_backward(crf.centred(scores), self.mask)
+            fb = self._fb[(m, stratum)]
+            log_probs = crf.segment_log_probs(
+                scores, self.mask, segments, self.openers, self.continuers, fb=fb
+            )
+            values.append(log_probs.exp())
+        decoded = values[0].tolist()
+        agreement = torch.stack(values[1:]).mean(0).tolist() if len(values) > 1 else decoded
+        return decoded, agreement
+
+
+def branch_confidence(
+    scorer: SpanScorer,
+    rows: Sequence[Sequence[Sequence[Tuple[int, int, bool, int]]]],
+    link_probs: Optional[Sequence[Sequence[Sequence[Optional[float]]]]],
+) -> List[List[List[Tuple[float, float, Optional[float]]]]]:
+    """Per stratum, per doc, per branch of ``rows``: (probability under the decoding
+    CRF, the members' mean probability, the probability of its link or None)."""
+    result = []
+    for s, stratum in enumerate(rows):
+        segments = [(b, start, end) for b, row in enumerate(stratum) for start, end, _, _ in row]
+        decoded, agreement = scorer.probabilities(s, segments)
+        found: List[List[Tuple[float, float, Optional[float]]]] = []
+        n = 0
+        for b, row in enumerate(stratum):
+            per_doc = []
+            for i in range(len(row)):
+                link = link_probs[s][b][i] if link_probs is not None else None
+                per_doc.append((decoded[n], agreement[n], link))
+                n += 1
+            found.append(per_doc)
+        result.append(found)
+    return result
 
 
 def decode(
@@ -230,6 +350,9 @@ def decode(
     label_kinds: Optional[Sequence[int]],
     keys: Optional[TokenKeys],
     outside_penalty: float = 0.0,
+    confidence: bool = False,
+    review_penalties: Sequence[float] = (),
+    members: Optional[Sequence[Tuple[Sequence[ConstrainedCRF], Sequence[torch.Tensor]]]] = None,
 ) -> Dict[str, Any]:
     """Viterbi paths per stratum and, with linkers, each later branch's antecedent.
 
@@ -242,17 +365,63 @@ def decode(
     keys (Optional[TokenKeys]): per doc the tokens' (form, ending) hashes, for the linker.
     outside_penalty (float): subtracted from the score of label 0 ("O") of the
         outermost stratum before decoding.
-    RETURNS (Dict[str, Any]): {"paths": per stratum the paths, "branches": with linkers}.
+    confidence (bool): also score every decoded branch (see ``branch_confidence``).
+    review_penalties (Sequence[float]): decode again with each of these penalties (a
+        larger one: more branches) for a review list; their branches are scored under
+        the reporting decode's distribution (``outside_penalty``), so that their scores
+        compare with the reported ones.
+    members (Optional[Sequence]): an ensemble's members, per member its per-stratum
+        CRFs and emissions (for their agreement).
+    RETURNS (Dict[str, Any]): {"paths": per stratum the paths, "branches": with
+        linkers; "confidence": per stratum, per doc, per branch (CRF probability,
+        members' mean probability, link probability or None) with ``confidence``;
+        "review": per review penalty, a dict of the same keys}.
     """
-    if outside_penalty:
-        # outermost stratum only: deeper strata are rarely active, and pushing
-        # them off "O" makes them swallow whole sections
-        penalty = emissions[0].new_zeros(emissions[0].shape[-1])
-        penalty[0] = outside_penalty
-        emissions = [emissions[0] - penalty, *emissions[1:]]
+    raw = list(emissions)
+    emissions = penalised(raw, outside_penalty)
+    output = _decode_once(crfs, emissions, mask, linkers, encoded, label_kinds, keys)
+    if not confidence and not review_penalties:
+        output.pop("links", None)
+        return output
+    if label_kinds is None:
+        raise ValueError("decode: confidence and review lists need the label kinds")
+    scorer = SpanScorer(
+        crfs,
+        emissions,
+        mask,
+        label_kinds,
+        None if members is None else [(c, penalised(e, outside_penalty)) for c, e in members],
+    )
+    decodes = [output]
+    output["review"] = []
+    for penalty in review_penalties:
+        again = _decode_once(
+            crfs, penalised(raw, penalty), mask, linkers, encoded, label_kinds, keys
+        )
+        output["review"].append(again)
+        decodes.append(again)
+    for found in decodes:
+        rows = found.get("branches")
+        if rows is None:
+            rows = [
+                [read_branches(path, label_kinds) for path in stratum] for stratum in found["paths"]
+            ]
+        found["confidence"] = branch_confidence(scorer, rows, found.pop("links", None))
+    return output
+
+
+def _decode_once(
+    crfs: Sequence[ConstrainedCRF],
+    emissions: Sequence[torch.Tensor],
+    mask: torch.Tensor,
+    linkers: Sequence[BranchLinker],
+    encoded: Sequence[torch.Tensor],
+    label_kinds: Optional[Sequence[int]],
+    keys: Optional[TokenKeys],
+) -> Dict[str, Any]:
     paths = [crf.decode(scores, mask) for crf, scores in zip(crfs, emissions)]
     output: Dict[str, Any] = {"paths": paths}
     if linkers:
         rows = [[read_branches(path, label_kinds) for path in stratum] for stratum in paths]
-        output["branches"] = predict_links(linkers, encoded, rows, keys)
+        output["branches"], output["links"] = scored_links(linkers, encoded, rows, keys)
     return output
