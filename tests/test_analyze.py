@@ -1008,3 +1008,124 @@ def test_figures_in_chinese_and_skip(no_models, tmp_path):
     assert "figures: not run</label>" in page and "id='figures-section'" not in page
     not_run = page[page.index("<p class='not-run'>Not run:") :]
     assert "figures (zh)" in not_run[: not_run.index("</p>")]
+
+
+# --- the parallelism tagger's scores and review list ----------------------------------
+
+SCORED_TEXTS = [
+    "non in fabricis parietibus , non in nitore marmorum , sed in hominibus fidelibus .",
+    "ex toto corde suo et ex tota anima sua et ex tota mente sua .",
+    "discite ergo quod amare debetis , ut amare possitis .",
+    "sermo habitus in regione tertia in basilica .",
+]
+SCORED_GOLD = [
+    [([(0, 4), (5, 9)], "synchystic", 1)],
+    [([(0, 4), (5, 9), (10, 14)], "synchystic", 1)],
+    [([(3, 5), (7, 9)], "chiastic", 1)],
+    [],
+]
+SMALL_TAGGER = {
+    "hidden_width": 32,
+    "linker_width": 16,
+    "tok2vec": {
+        "@architectures": "spacy.HashEmbedCNN.v2",
+        "pretrained_vectors": None,
+        "width": 32,
+        "depth": 2,
+        "embed_size": 500,
+        "window_size": 1,
+        "maxout_pieces": 3,
+        "subword_features": True,
+    },
+}
+REVIEW_PER_1000 = 5.0
+
+
+@pytest.fixture(scope="module")
+def scored_parallelism_dir(tmp_path_factory):
+    """A tiny trained parallelism_tagger on disk, its scores "calibrated" on "test dev"
+    (a review decode pushed far toward recall, at most 5 candidates per 1,000 tokens)."""
+    fix_random_seed(0)
+    nlp = spacy.blank("la")
+    config = {"model": SMALL_TAGGER, "n_strata": 1, "review_per_1000": REVIEW_PER_1000}
+    tagger = nlp.add_pipe("parallelism_tagger", config=config)
+    examples = []
+    for text, gold in zip(SCORED_TEXTS, SCORED_GOLD):
+        reference = nlp.make_doc(text)
+        set_parallelisms(reference, gold)
+        examples.append(Example(nlp.make_doc(text), reference))
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(40):
+        nlp.update(examples, sgd=optimizer)
+    tagger.cfg["calibration"] = {
+        "method": "platt",
+        "branch": {"a": 0.75, "b": -0.5, "n": 10},
+        "parallelism": {"a": 0.625, "b": -1.0, "n": 10},
+        "review_penalty": 40.0,
+        "review_min_score": 0.0,
+        "data": "test dev",
+        "ece": {"parallelisms": 0.05, "branches": 0.04},
+    }
+    path = tmp_path_factory.mktemp("scored") / "parallelism-la"
+    nlp.to_disk(path)
+    return path
+
+
+def test_parallelism_scores_and_review_list(scored_parallelism_dir, no_models, tmp_path):
+    """Every parallelism has its score (and each branch its own) in [0, 1] in the JSON;
+    the tagger's review list is in the JSON (per document and in the flat review list),
+    bounded per 1,000 tokens, best first, and in the report with its scores and sources;
+    the line under the legend names the dev data of the calibration."""
+    analyzer = build_analyzer("la", {"parallelism-la": scored_parallelism_dir})
+    note = {n.component: n for n in analyzer.notes}["parallelism"]
+    assert note.ran and note.calibration == "test dev; ECE 0.050"
+    path = tmp_path / "sermo.txt"
+    path.write_text(" ".join(SCORED_TEXTS * 10) + "\n", encoding="utf8")
+    analysis = analyze_files(analyzer, [path])
+    data = analysis_data(analysis)
+    found = [f for f in data["findings"] if f["kind"] == "parallelism"]
+    assert found
+    for item in found:
+        assert 0.0 <= item["score"] <= 1.0
+        assert len(item["branch_scores"]) == len(item["parts"])
+        assert all(0.0 <= value <= 1.0 for value in item["branch_scores"])
+    document = data["documents"][0]
+    candidates = document["parallelism_candidates"]
+    assert candidates and candidates == [
+        f for f in data["review"] if f["kind"] == "parallelism candidate"
+    ]
+    # bounded: at most 5 per 1,000 tokens (rounded up per chunk)
+    assert len(candidates) <= REVIEW_PER_1000 * document["tokens"] / 1000 + 1
+    scores = [item["score"] for item in candidates]
+    assert all(0.0 <= s <= 1.0 for s in scores) and scores == sorted(scores, reverse=True)
+    assert [item["id"] for item in candidates] == [f"PR{n + 1}" for n in range(len(scores))]
+    assert {item["source"] for item in candidates} <= {"decode", "split"}
+    reported = {tuple(item["parts"]) + (item["start_char"],) for item in found}
+    assert not any(tuple(item["parts"]) + (item["start_char"],) in reported for item in candidates)
+    json.dumps(data)  # serialisable
+    assert {c["component"]: c for c in data["components"]}["parallelism"]["calibration"] == (
+        "test dev; ECE 0.050"
+    )
+    page = analysis_page(analysis, "Scores")
+    assert "<h3>Parallelism candidates below the threshold (" in page
+    assert "id='review-parallelism'" in page and "<th>source</th>" in page
+    assert "calibrated on test dev; ECE 0.050 for la." in page
+    assert re.search(r"title='P1[^']* score \d\.\d\d, this branch \d\.\d\d'", page)
+    assert "<span class='part-score'" in page
+
+
+def test_parallelism_score_note():
+    from spacy_rhetoric.analysis.findings import Note
+    from spacy_rhetoric.analysis.report import parallelism_score_note
+
+    def note(lang, calibration, ran=True):
+        return Note(lang, "parallelism", ran, "", calibration=calibration)
+
+    assert parallelism_score_note([note("la", "")]) == ""  # a tagger without scores
+    assert parallelism_score_note([note("la", "ASP dev", ran=False)]) == ""
+    raw = parallelism_score_note([note("de", "uncalibrated"), note("en", "uncalibrated")])
+    assert raw.startswith("Parallelism scores are uncalibrated (de, en): the tagger's raw")
+    both = parallelism_score_note([note("la", "ASP dev; ECE 0.036"), note("en", "uncalibrated")])
+    assert "exactly right" in both and "calibrated on ASP dev; ECE 0.036 for la." in both
+    assert both.endswith("Uncalibrated for en: the tagger's raw confidence, which ranks the "
+                         "parallelisms but is not a probability.")  # fmt: skip

@@ -77,6 +77,10 @@ def test_demo_without_models(tmp_path, no_models):
     assert len(gold) == 5 and {f["kind"] for f in gold} == {"parallelism"}
     assert gold[0]["text"] == "a se turbatum | a christo innouatum"
     assert page.count("<tr class='finding parallelism'>") == 5
+    # gold parallelisms carry no score, and no tagger ran: no review list, no score line
+    assert all(f["score"] is None and not any(f["branch_scores"]) for f in gold)
+    assert all(d["parallelism_candidates"] == [] for d in data["documents"])
+    assert "class='source score-note'" not in page and "Parallelism candidates" not in page
     # the chiasmus and figure rules need no model: they run for every language
     ran = {(n["lang"], n["component"]) for n in data["components"] if n["ran"]}
     assert ran == {(lang, c) for lang in ("la", "de", "en", "zh") for c in ("chiasmus", "figures")}

@@ -29,6 +29,9 @@ class Note:
     source (str): where the model was found (one of ``models.SOURCES``).
     licence (str): the licence of the model's data.
     path (str): the directory it was loaded from (the terminal and the JSON only).
+    calibration (str): for a component whose findings carry calibrated scores (the
+        parallelism tagger), the dev data they were calibrated on ("ASP dev; ECE
+        0.036"), or "uncalibrated" (raw confidences); "" where it gives no scores.
     """
 
     lang: str
@@ -40,6 +43,7 @@ class Note:
     source: str = ""
     licence: str = ""
     path: str = ""
+    calibration: str = ""
 
     def __str__(self) -> str:
         status = "ran" if self.ran else "not run"

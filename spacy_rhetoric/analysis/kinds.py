@@ -12,6 +12,14 @@ from ..corpora.parallelisms import DEFAULT_SPANS_KEY as PARALLELISM_KEY
 from ..corpora.parallelisms import get_parallelisms
 from ..intertext.component import SPANS_KEY as INTERTEXT_KEY
 from ..intertext.component import get_intertext_links
+from ..parallelism.component import (
+    BRANCH_SCORES_ATTR,
+    SCORES_ATTR,
+    SOURCES_ATTR,
+)
+from ..parallelism.component import (
+    DEFAULT_CANDIDATES_KEY as PARALLELISM_CANDIDATES_KEY,
+)
 
 CHIASMUS_KEY = "chiasmus"
 CHIASMUS_CANDIDATES_KEY = "chiasmus_candidates"
@@ -109,32 +117,84 @@ class FindingKind:
 # --- parallelism: the branches of one parallelism share its id and label ------------------
 
 
-def _parallelism_finding(parallelism: Any, name: str, ident: str, base: int) -> Item:
+def parallelism_scores(parallelism: Any, key: str) -> Tuple[Optional[float], List[Optional[float]]]:
+    """The score of a parallelism of the span group ``key`` and its branches' (the
+    calibrated probability that it, or the branch, is exactly right; what the tagger
+    keeps in the group's attrs, see parallelism/component.py), None where the tagger
+    gave none (a pipeline without scores)."""
+    doc = parallelism.branches[0].doc
+    attrs = doc.spans[key].attrs if key in doc.spans else {}
+    score = (attrs.get(SCORES_ATTR) or {}).get(parallelism.id)
+    values = {
+        (int(a), int(b)): float(v)
+        for a, b, v in (attrs.get(BRANCH_SCORES_ATTR) or {}).get(parallelism.id, [])
+    }
+    branches = [values.get((branch.start, branch.end)) for branch in parallelism.branches]
+    return (float(score) if score is not None else None), branches
+
+
+def parallelism_item(
+    kind: str, key: str, parallelism: Any, name: str, ident: str, base: int
+) -> Item:
+    """A parallelism (or a candidate for review) of the span group ``key`` as plain data:
+    the branches in parts, the parallelism's score and its branches' (None: unscored)."""
     first, last = parallelism.branches[0], parallelism.branches[-1]
+    score, branch_scores = parallelism_scores(parallelism, key)
     return {
-        "kind": "parallelism",
+        "kind": kind,
         "doc": name,
         "id": ident,
         "label": parallelism.label,
         "text": " | ".join(branch.text for branch in parallelism.branches),
-        "score": None,
+        "score": score,
         "start_char": base + first.start_char,
         "end_char": base + last.end_char,
         "parts": [branch.text for branch in parallelism.branches],
+        "branch_scores": branch_scores,
         "stratum": parallelism.stratum,
     }
 
 
+def _parallelism_candidate(parallelism: Any, name: str, ident: str, base: int) -> Item:
+    item = parallelism_item(
+        "parallelism candidate", PARALLELISM_CANDIDATES_KEY, parallelism, name, ident, base
+    )
+    sources = parallelism.branches[0].doc.spans[PARALLELISM_CANDIDATES_KEY].attrs
+    item["source"] = (sources.get(SOURCES_ATTR) or {}).get(parallelism.id, "")
+    return item
+
+
+def parallelism_review(doc: Doc) -> List[Any]:
+    """The parallelism candidates the tagger kept for review
+    (``doc.spans["parallelism_candidates"]``), best first (its ranks c1, c2, ...)."""
+    if PARALLELISM_CANDIDATES_KEY not in doc.spans:
+        return []
+    items = get_parallelisms(doc, PARALLELISM_CANDIDATES_KEY)
+    scores = doc.spans[PARALLELISM_CANDIDATES_KEY].attrs.get(SCORES_ATTR) or {}
+
+    def rank(item: Any) -> Tuple[float, int, str]:
+        digits = item.id.lstrip("c")
+        return (-float(scores.get(item.id, 0.0)), int(digits) if digits.isdigit() else 0, item.id)
+
+    return sorted(items, key=rank)
+
+
 def _parallelism_marks(parallelism: Any, ident: str) -> List[Item]:
-    # untyped ("parallelism"): the id says it all, and short labels overlap less
+    # untyped ("parallelism"): the id says it all, and short labels overlap less; the
+    # scores in the tooltip
     typed = parallelism.label not in ("", "parallelism")
     label = f"{ident} {parallelism.label}" if typed else ident
     if parallelism.stratum > 1:
         label += f" (stratum {parallelism.stratum})"
-    return [
-        {"start_token": branch.start, "end_token": branch.end, "label": label}
-        for branch in parallelism.branches
-    ]
+    score, branch_scores = parallelism_scores(parallelism, PARALLELISM_KEY)
+    title = label + (f" score {score:.2f}" if score is not None else "")
+    marks = []
+    for branch, value in zip(parallelism.branches, branch_scores):
+        mark = {"start_token": branch.start, "end_token": branch.end, "label": label}
+        if score is not None:
+            mark["title"] = title + (f", this branch {value:.2f}" if value is not None else "")
+        marks.append(mark)
+    return marks
 
 
 # --- chiasmus: the span A..A', its supporting words in the details -----------------------
@@ -357,8 +417,15 @@ FINDING_KINDS: List[FindingKind] = [
         spans_key=PARALLELISM_KEY,
         stat="parallelisms",
         items=lambda doc: list(get_parallelisms(doc)),
-        finding=_parallelism_finding,
+        finding=lambda p, name, ident, base: parallelism_item(
+            "parallelism", PARALLELISM_KEY, p, name, ident, base
+        ),
         marks=_parallelism_marks,
+        review=parallelism_review,
+        review_finding=_parallelism_candidate,
+        review_prefix="PR",
+        review_legend="parallelism candidates below the threshold",
+        review_key="parallelism_candidates",
     ),
     FindingKind(
         name="chiasmus",

@@ -19,6 +19,7 @@ Components that cannot run are skipped with a :class:`Note` saying why and how t
 enable them; notes appear in the terminal, in the HTML report and in the JSON.
 """
 
+from copy import deepcopy
 from pathlib import Path
 from typing import (
     Any,
@@ -35,19 +36,21 @@ from typing import (
 import spacy
 import srsly
 from spacy.language import Language
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Span, SpanGroup
 
 from ..about import __version__
 from ..chiasmus.calibration import HAND_SET, WEIGHTS_SOURCE
 from ..chiasmus.component import DEFAULT_REVIEW_PER_1000
 from ..corpora.latin import normalize_latin
-from ..corpora.parallelisms import get_parallelisms, set_parallelisms
+from ..corpora.parallelisms import DEFAULT_SPANS_KEY as PARALLELISM_KEY
+from ..corpora.parallelisms import set_parallelisms
 from ..corpora.util import LANGUAGE_KEY
 from ..encoders.vectors import pipeline_precision
 from ..figures.component import NOT_FOR
 from ..intertext.component import STORED_INDEX
 from ..intertext.index import META_FILE
 from ..models import build_hint, get_spec, resolve
+from ..parallelism.component import DEFAULT_CANDIDATES_KEY as PARALLELISM_CANDIDATES_KEY
 from ..textio import CHUNK_CHARS, text_chunks
 from .findings import Document, Note
 
@@ -94,6 +97,32 @@ def check_language(lang: str) -> str:
         names = ", ".join(f"{code} ({LANGUAGE_NAMES[code]})" for code in LANGUAGES)
         raise AnalyzeError(f"Unknown language '{lang}': analyze supports {names}.")
     return lang
+
+
+def _copy_group(source: Doc, target: Doc, key: str) -> None:
+    """Copy the span group ``key`` of ``source`` to ``target`` (same tokens), the spans'
+    labels and ids and the group's attrs included."""
+    group = source.spans[key]
+    spans = [Span(target, s.start, s.end, label=s.label_, span_id=s.id_) for s in group]
+    target.spans[key] = SpanGroup(target, name=key, spans=spans, attrs=deepcopy(dict(group.attrs)))
+
+
+def parallelism_calibration(parallelism: Language) -> str:
+    """What the parallelism tagger's scores are calibrated on, for the report: the dev
+    data of the calibration in its cfg, with its expected calibration error
+    ("ASP dev; ECE 0.036"), "uncalibrated" for a tagger without one, and "" for a
+    pipeline whose tagger gives no scores."""
+    for _, pipe in parallelism.pipeline:
+        cfg = getattr(pipe, "cfg", None)
+        if not isinstance(cfg, dict) or "calibration" not in cfg:
+            continue
+        calibration = cfg["calibration"]
+        if not calibration:
+            return "uncalibrated"
+        text = str(calibration.get("data") or "dev data")
+        ece = (calibration.get("ece") or {}).get("parallelisms")
+        return text + (f"; ECE {float(ece):.3f}" if ece is not None else "")
+    return ""
 
 
 class Analyzer:
@@ -155,13 +184,14 @@ class Analyzer:
             for doc in docs
         ]
         for doc, copy in zip(docs, self.parallelism.pipe(copies)):
-            set_parallelisms(
-                doc,
-                [
-                    (p.offsets, p.label, p.stratum)
-                    for p in get_parallelisms(copy)  # token offsets are shared
-                ],
-            )
+            # token offsets are shared: the groups are copied with their ids and attrs
+            # (strata, scores, the review list's sources)
+            if PARALLELISM_KEY in copy.spans:
+                _copy_group(copy, doc, PARALLELISM_KEY)
+            else:
+                set_parallelisms(doc, [])
+            if PARALLELISM_CANDIDATES_KEY in copy.spans:
+                _copy_group(copy, doc, PARALLELISM_CANDIDATES_KEY)
         return docs
 
     def analyze_text(
@@ -435,7 +465,16 @@ def build_analyzer(
             precision = pipeline_precision(parallelism)
             if precision is not None:
                 detail += f" (encoder in {precision})"
-            notes.append(Note(lang, "parallelism", True, detail, **origins["parallelism"]))
+            notes.append(
+                Note(
+                    lang,
+                    "parallelism",
+                    True,
+                    detail,
+                    **origins["parallelism"],
+                    calibration=parallelism_calibration(parallelism),
+                )
+            )
 
     if "intertext" in skip:
         notes.append(Note(lang, "intertext", False, SKIPPED.format("intertext")))

@@ -39,6 +39,8 @@ def stat_columns() -> Tuple[str, ...]:
     return ("doc", "lang", "tokens", "sentences", *kinds, "edges", "med")
 
 
+# the review lists' columns after the score (fields of their items)
+REVIEW_COLUMNS: Dict[str, Tuple[str, ...]] = {"parallelism": ("source",)}
 # what the provenance table says about where a model was found (models.SOURCES)
 SOURCE_NAMES = {
     "option": "given with --model",
@@ -292,8 +294,47 @@ def review_sections(documents: Sequence[Any]) -> List[Dict[str, Any]]:
             continue
         items = [item for d in documents for item in document_reviews(d).get(kind.name, [])]
         if items:
-            sections.append({"name": kind.name, "legend": kind.review_legend, "items": items})
+            sections.append(
+                {
+                    "name": kind.name,
+                    "legend": kind.review_legend,
+                    "items": items,
+                    "extra": REVIEW_COLUMNS.get(kind.name, ()),
+                }
+            )
     return sections
+
+
+def parallelism_score_note(notes: Sequence[Note]) -> str:
+    """The line under the legend that says what the parallelism scores mean and what
+    dev data they were calibrated on, per language (the tagger's cfg, see
+    ``pipelines.parallelism_calibration``); "" where no tagger that scores ran."""
+    by: Dict[str, List[str]] = defaultdict(list)
+    for note in notes:
+        if note.component == "parallelism" and note.ran and note.calibration:
+            if note.lang not in by[note.calibration]:
+                by[note.calibration].append(note.lang)
+    if not by:
+        return ""
+    raw = by.pop("uncalibrated", [])
+    meaning = (
+        "Parallelism scores: the probability that a parallelism is exactly right (every "
+        "branch to the token), a branch's score that the branch is"
+    )
+    if not by:
+        return (
+            f"Parallelism scores are uncalibrated ({', '.join(raw)}): the tagger's raw "
+            "confidence (its CRF's marginals and its ensemble's agreement), which ranks the "
+            "parallelisms but is not a probability."
+        )
+    calibrated = "; ".join(f"{data} for {', '.join(langs)}" for data, langs in by.items())
+    text = f"{meaning}; calibrated on {calibrated}."
+    if raw:
+        text += (
+            f" Uncalibrated for {', '.join(raw)}: the tagger's raw confidence, which ranks "
+            "the parallelisms but is not a probability."
+        )
+    return text
 
 
 def legend(documents: Sequence[Dict[str, Any]], findings: Sequence[Dict[str, Any]]) -> List[Dict]:
@@ -363,6 +404,7 @@ def analysis_page(analysis: Analysis, title: str, note: Optional[str] = None) ->
         findings=findings,
         stat_headers=STAT_HEADERS,
         review=review_sections(documents),
+        score_note=parallelism_score_note(analysis.notes),
         figures=figure_counts(documents, analysis.notes),
         histogram=histogram_drawing(displacement_histogram(documents)),
         rendered=rendered,
