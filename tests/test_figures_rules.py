@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import spacy_rhetoric  # noqa: F401  (registers figure_finder)
 from spacy_rhetoric.figures.candidates import MAX_MEMBERS, series
-from spacy_rhetoric.figures.repetition import edge_candidates, epizeuxis_candidates
+from spacy_rhetoric.figures.repetition import MAX_STEP, edge_candidates, epizeuxis_candidates
 from spacy_rhetoric.figures.segment import segment
 from spacy_rhetoric.figures.sound import initial_sound
 from spacy_rhetoric.figures.words import colon_words, doc_words
@@ -270,7 +270,7 @@ def test_series_equals_brute_force(keys, max_step):
 def test_anaphora_on_random_cola_equals_brute_force(cola):
     """Random cola of one-letter words: the anaphora and symploce series are the
     connected groups of cola (of >= 2 words) with the same first (and last) word at most
-    2 cola apart."""
+    ``MAX_STEP`` cola apart; a series of identical cola is also anaphora (and epiphora)."""
     from spacy.tokens import Doc
 
     tokens = " , ".join(cola).split() + ["."]
@@ -283,8 +283,12 @@ def test_anaphora_on_random_cola_equals_brute_force(cola):
     starts = seg.starts.tolist()
     first = [t[0] if len(t) >= 2 else None for t in texts]
     both = [(t[0], t[-1]) if len(t) >= 2 else None for t in texts]
-    symploce = {tuple(starts[i] for i in g) for _, g in brute_series(both, 2)}
-    anaphora = {tuple(starts[i] for i in g) for _, g in brute_series(first, 2)} - symploce
+    groups = brute_series(both, MAX_STEP)
+    # a series of identical cola (a refrain) is anaphora and epiphora, not symploce
+    refrain = {tuple(starts[i] for i in g) for _, g in groups if len({cola[i] for i in g}) == 1}
+    symploce = {tuple(starts[i] for i in g) for _, g in groups}
+    anaphora = {tuple(starts[i] for i in g) for _, g in brute_series(first, MAX_STEP)}
+    anaphora = (anaphora - symploce) | refrain
     assert {m for f, m in found if f == "symploce"} == symploce
     assert {m for f, m in found if f == "anaphora"} == anaphora
 
@@ -343,3 +347,109 @@ def test_max_candidates_caps_and_counts():
     group = doc.spans["figures"]
     assert len(group) == 2
     assert group.attrs["figure_dropped"] == 2
+
+
+# --- candidate recall: rules added after the dev misses of 2026-11-28 ----------------
+
+
+def proposed(lang, text, pos=None):
+    """RETURNS: {(label, (support words...))} of every candidate (scored or not)."""
+    nlp = blank(lang)
+    doc = nlp.make_doc(text)
+    if pos is not None:
+        from spacy.tokens import Doc
+
+        doc = Doc(nlp.vocab, words=[t.text for t in doc], pos=pos)
+    candidates, _, _ = nlp.get_pipe("figure_finder").find(doc)
+    return {(c.figure, tuple(doc[s:e].text for s, e in c.support)) for c in candidates}
+
+
+def test_anaphora_inside_one_colon():
+    """No punctuation splits the members: the repeated opening word does."""
+    text = "caritas omnia suffert omnia credit omnia sperat omnia sustinet"
+    assert ("anaphora", ("omnia",) * 4) in proposed("la", text)
+    # unequal gaps (not parallel) or a conjunction (polysyndeton) are no inner anaphora
+    assert not any(
+        f == "anaphora" for f, _ in proposed("en", "the cat saw the big old dog near the")
+    )
+    assert not any(f == "anaphora" for f, _ in proposed("en", "cats and dogs and birds and fish"))
+
+
+def test_anaphora_after_a_leading_conjunction_and_three_cola_apart():
+    text = "A time to be born, and a time to die; a time to plant, and a time to reap."
+    assert any(
+        f == "anaphora" and len(s) == 4 and s[0] == "A time to" for f, s in proposed("en", text)
+    )
+    text = "Selig sind, die da arm sind; denn das Reich ist ihr. Selig sind, die da Leid tragen."
+    assert ("anaphora", ("Selig", "Selig")) in proposed("de", text)
+
+
+def test_epiphora_over_one_word_cola():
+    text = "Quis eos postulavit? Appius. Quis produxit? Appius."
+    assert ("epiphora", ("Appius", "Appius")) in proposed("la", text)
+
+
+def test_refrain_is_anaphora_epiphora_and_symploce():
+    text = "Ich denke dein, wenn der Mond scheint; Ich denke dein, wenn die Sonne sinkt."
+    found = {f for f, _ in proposed("de", text)}
+    assert {"anaphora", "epiphora", "symploce"} <= found
+
+
+def test_chinese_single_character_anaphora():
+    text = "积土成山，风雨兴焉；积水成渊，蛟龙生焉；积善成德，而神明自得。"
+    assert any(f == "anaphora" and len(s) == 3 for f, s in proposed("zh", text))
+
+
+def test_polysyndeton_opening_with_its_conjunction():
+    assert any(
+        f == "polysyndeton" and len(s) == 4
+        for f, s in proposed("la", "neque mors neque vita neque angeli neque principatus")
+    )
+    assert any(
+        f == "polysyndeton" and s[0] == "Und"
+        for f, s in proposed("de", "Und es wallet und siedet und brauset und zischt.")
+    )
+    assert ("polysyndeton", ("tectumque", "laremque", "armaque")) in proposed(
+        "la", "tectumque laremque armaque"
+    )
+    # two conjunctions opening two members are not three members
+    assert not any(f == "polysyndeton" for f, _ in proposed("en", "and the dog, and the cat."))
+
+
+def test_asyndeton_of_adjacent_verbs():
+    assert ("asyndeton", ("abiit", "excessit", "erupit", "evasit")) in proposed(
+        "la", "abiit excessit erupit evasit"
+    )
+    words = "he came saw conquered today".split()
+    pos = ["PRON", "VERB", "VERB", "VERB", "NOUN"]
+    assert ("asyndeton", ("came", "saw", "conquered")) in proposed("en", " ".join(words), pos)
+    assert not any(f == "asyndeton" for f, _ in proposed("la", "urbem magnam vidit"))
+
+
+def test_gradatio_over_leading_function_words():
+    text = (
+        "add to your faith virtue; and to virtue knowledge; And to knowledge temperance; "
+        "and to temperance patience."
+    )
+    assert any(f == "gradatio" for f, _ in proposed("en", text))
+    text = (
+        "knowing that tribulation worketh patience; And patience, experience; and experience, hope."
+    )
+    assert any(f == "gradatio" for f, _ in proposed("en", text))
+
+
+def test_free_order_link_but_not_parallel_edges():
+    text = "sed non obii legationem, nec obii quidem legationem, sed non persuasi."
+    assert any(f == "anadiplosis" and "obii" in s for f, s in proposed("la", text))
+    # the same word at the same place of both cola is anaphora, not a link
+    text = "Das Wasser rauscht', das Wasser schwoll."
+    assert not any(f == "anadiplosis" for f, _ in proposed("de", text))
+
+
+def test_immediate_repetition_after_a_comma_is_no_anadiplosis():
+    found = proposed("en", "O Romeo, Romeo! wherefore art thou")
+    assert not any(f == "anadiplosis" for f, _ in found)
+    assert any(f == "epizeuxis" for f, _ in found)
+    assert not any(
+        f == "anadiplosis" for f, _ in proposed("la", "Vivis, et vivis non ad deponendam.")
+    )

@@ -157,11 +157,28 @@ def test_calibration_keeps_a_tiny_text_within_its_budget():
     ample = choose_thresholds(running, n_tokens, positives, budget=1e6)
     assert ample["dev_found"]["anaphora"] == [1, 1] and ample["dev_found"]["alliteration"] == [1, 1]
     assert ample["dev_found"]["asyndeton"] == [0, 1]
-    # a required score (an issue example) is reported whatever the budget
-    forced = choose_thresholds(
-        running, n_tokens, positives, budget=0.0, required={"epizeuxis": 0.9}
-    )
-    assert forced["thresholds"]["epizeuxis"] <= 0.9
+    # a preferred score (an issue example) is a preference, not a constraint: no budget,
+    # nothing reported
+    none = choose_thresholds(running, n_tokens, positives, budget=0.0, preferred={"epizeuxis": 0.9})
+    assert none["total_per_1000"] == 0.0
+    # a cap per figure: no figure reports more than its cap
+    capped = choose_thresholds(running, n_tokens, positives, budget=1e6, figure_cap=budget / 3)
+    for figure, value in capped["rates"].items():
+        assert value <= budget / 3 + 1e-9 or figure == "ploce"
+    # few dev positives (one each here): the few cap applies
+    few = choose_thresholds(running, n_tokens, positives, budget=1e6, few_cap=0.0)
+    assert all(few["rates"][f] == 0.0 for f in ("anaphora", "epizeuxis", "alliteration"))
+
+
+def test_preferred_example_wins_a_tie():
+    running = {"anaphora": numpy.asarray([0.5, 0.4]), "epiphora": numpy.asarray([0.5, 0.4])}
+    positives = [("anaphora", "edges", 0.45), ("epiphora", "edges", 0.45)]
+    # room for one report: the figure holding the issue's example gets it
+    chosen = choose_thresholds(
+        running, 1000, positives, budget=1.0, figures=("anaphora", "epiphora"),
+        preferred={"epiphora": 0.45},
+    )  # fmt: skip
+    assert chosen["dev_found"]["epiphora"] == [1, 1] and chosen["dev_found"]["anaphora"] == [0, 1]
 
 
 def test_spare_threshold():

@@ -22,14 +22,16 @@ figure chooses one threshold among "nothing reported" and the scores of its dev
 positives (their out-of-fold scores; each threshold midway between the positive's score
 and the next lower calibration score): the choice, over all figures together, that
 finds the most dev recall while the calibration part's reports per 1,000 tokens stay
-within ``BUDGET_PER_1000`` (1.8: the target of 2.0 less a tenth for the held-out text),
-ties to fewer reports (an exact multiple-choice knapsack over report counts). A dev
-positive of a family with n dev positives in the language counts 1/n, so the sum is the
-mean recall over families (the issue's per-family target). Before that, the issue's own
-examples (Cicero's "nihil agis", the Beatitudes, Lincoln, "Veni, vidi, vici", "Words,
-words, words", Goethe, the *Analects* chain; all in dev) are made reported: a figure's
-threshold is at most the final model's score of its issue example (``ISSUE_EXAMPLES``),
-and only lower thresholds are then chosen.
+within ``BUDGET_PER_1000`` (1.5), ties to fewer reports (an exact multiple-choice
+knapsack over report counts). A dev positive of a family with n dev positives in the
+language counts 1/n, so the sum is the mean recall over families (the issue's
+per-family target). No figure may take more than ``FIGURE_CAP_PER_1000`` (0.6) of the
+budget, nor a figure with fewer than ``MIN_DEV_POSITIVES`` (3) dev positives in the
+language more than ``FEW_CAP_PER_1000`` (0.25), so that one figure, or a threshold
+resting on one or two lines, cannot spend it all. The issue's own examples (Cicero's
+"nihil agis", the Beatitudes, Lincoln, "Veni, vidi, vici", "Words, words, words",
+Goethe, the *Analects* chain; all in dev) are a preference: reporting one adds
+``PREFERRED_GAIN`` (0.5) to its figure's gain (``ISSUE_EXAMPLES``).
 """
 
 import math
@@ -42,7 +44,16 @@ from spacy.tokens import Doc
 
 from .component import FIGURES, NOT_FOR
 
-BUDGET_PER_1000 = 1.8
+BUDGET_PER_1000 = 1.5
+# no figure takes more than this share of the budget (per 1,000 calibration tokens) ...
+FIGURE_CAP_PER_1000 = 0.6
+# ... and a figure with fewer than MIN_DEV_POSITIVES dev positives in the language at
+# most this (its threshold rests on one or two lines)
+FEW_CAP_PER_1000 = 0.25
+MIN_DEV_POSITIVES = 3
+# the dev gain of reporting one of the issue's examples (a preference, not a constraint;
+# a family's dev positives together weigh 1)
+PREFERRED_GAIN = 0.5
 TARGET_PER_1000 = 2.0
 SPARE_PER_1000 = 0.05
 ENGLISH = ("ud/UD_English-EWT/en_ewt-ud-dev.conllu", "ud/UD_English-EWT/en_ewt-ud-test.conllu")
@@ -238,7 +249,10 @@ def choose_thresholds(
     budget: float = BUDGET_PER_1000,
     spare: float = SPARE_PER_1000,
     figures: Sequence[str] = FIGURES,
-    required: Optional[Dict[str, float]] = None,
+    preferred: Optional[Dict[str, float]] = None,
+    figure_cap: Optional[float] = None,
+    few_cap: Optional[float] = None,
+    min_positives: int = MIN_DEV_POSITIVES,
 ) -> Dict[str, Any]:
     """The thresholds of one language (the rule of the module docstring).
 
@@ -249,8 +263,13 @@ def choose_thresholds(
         family and score (None: no candidate proposed).
     budget (float): reports per 1,000 calibration tokens allowed, all figures together.
     spare (float): the rate of a figure without dev positives.
-    required (Optional[Dict[str, float]]): per figure, a score that must be reported
-        (the issue's examples): the figure's threshold is at most it.
+    preferred (Optional[Dict[str, float]]): per figure, a score that should be reported
+        (the issue's examples): reporting it adds ``PREFERRED_GAIN`` to the dev gain (a
+        preference, not a constraint).
+    figure_cap (Optional[float]): the most reports per 1,000 calibration tokens of any
+        one figure (None: no cap).
+    few_cap (Optional[float]): the same for a figure with fewer than ``min_positives``
+        dev positives in the language (None: no cap).
     RETURNS (Dict[str, Any]): "thresholds" (per figure), "rates" (per figure, per 1,000
         calibration tokens), "total_per_1000", "dev_found" (per figure: found, of).
     """
@@ -260,14 +279,21 @@ def choose_thresholds(
     for _, family, _ in positives:
         per_family[family] = per_family.get(family, 0) + 1
     gains = [(f, s, 1.0 / per_family[fam]) for f, fam, s in positives if s is not None]
+    for figure, value in (preferred or {}).items():
+        gains.append((figure, float(value), PREFERRED_GAIN))
+    n_positives = {f: sum(g == f for g, _, _ in positives) for f in figures}
     thresholds: Dict[str, float] = {}
     for figure in figures:
-        if not any(f == figure for f, _, _ in positives):
+        if not n_positives[figure]:
             thresholds[figure] = spare_threshold(scores[figure], n_tokens, spare)
-            if figure in (required or {}):
-                thresholds[figure] = min(thresholds[figure], required[figure])
         else:
             thresholds[figure] = 1.0 + 1e-6  # nothing reported yet
+
+    def cap_count(figure: str) -> Optional[int]:
+        cap = figure_cap
+        if few_cap is not None and n_positives[figure] < min_positives:
+            cap = few_cap if cap is None else min(cap, few_cap)
+        return None if cap is None else int(math.floor(cap * n_tokens / 1000 + 1e-9))
 
     def cost(figure: str, t: float) -> float:
         return rate(scores[figure], t, n_tokens)
@@ -275,23 +301,16 @@ def choose_thresholds(
     # per figure its options: (reports on the calibration part, dev gain, threshold)
     options: Dict[str, List[Tuple[int, float, float]]] = {}
     for figure in figures:
-        if not any(f == figure for f, _, _ in positives):
+        if not n_positives[figure]:
             continue
         mine = sorted({s for f, s, _ in gains if f == figure}, reverse=True)
-        must = (required or {}).get(figure)
-        start = thresholds[figure] if must is None else min(_cut_below(scores[figure], must), must)
-        choices = [
-            (
-                int((scores[figure] >= start).sum()),
-                sum(g for f, v, g in gains if f == figure and v >= start),
-                start,
-            )
-        ]
+        limit = cap_count(figure)
+        choices = [(0, 0.0, thresholds[figure])]
         for s in mine:
-            if s >= start:
-                continue
             t = min(_cut_below(scores[figure], s), s)
             count = int((scores[figure] >= t).sum())
+            if limit is not None and count > limit:
+                break  # lower thresholds only report more
             gain = sum(g for f, v, g in gains if f == figure and v >= t)
             choices.append((count, gain, t))
         options[figure] = choices

@@ -14,6 +14,8 @@ maximal groups of positions sharing a key whose consecutive members are at most
 
 from typing import Dict, Hashable, List, NamedTuple, Optional, Sequence, Tuple
 
+import numpy
+
 MAX_MEMBERS = 32
 MAX_SUPPORT = 64
 
@@ -122,15 +124,11 @@ def series(keys: Sequence[Optional[Hashable]], max_step: int, min_size: int = 2)
 
 
 def runs(flags: Sequence[bool]) -> List[Tuple[int, int]]:
-    """The maximal runs of True: (start, end) index pairs, end exclusive."""
-    found = []
-    start = None
-    for i, flag in enumerate(flags):
-        if flag and start is None:
-            start = i
-        elif not flag and start is not None:
-            found.append((start, i))
-            start = None
-    if start is not None:
-        found.append((start, len(flags)))
-    return found
+    """The maximal runs of True: (start, end) index pairs, end exclusive (vectorised)."""
+    array = numpy.asarray(flags, dtype=bool)
+    if not len(array):
+        return []
+    edges = numpy.diff(numpy.concatenate(([0], array.view(numpy.int8), [0])))
+    starts = numpy.flatnonzero(edges == 1)
+    ends = numpy.flatnonzero(edges == -1)
+    return list(zip(starts.tolist(), ends.tolist()))

@@ -4,8 +4,10 @@
   (``words.CONJUNCTIONS``; in Latin also the enclitic -que) in one sentence, consecutive
   ones at most ``POLYSYNDETON_GAP`` words apart, joining >= 3 non-empty members: the
   stretch before the first conjunction (the rest of its colon, at most ``MAX_FIRST``
-  words), the stretches between them, and the rest of the colon after the last. The
-  support is the conjunctions.
+  words; none where a conjunction opens the sentence too: "neque mors neque vita neque
+  angeli", "Und es wallet und siedet und brauset", "tectumque laremque armaque"), the
+  stretches between them, and the rest of the colon after the last. The support is the
+  conjunctions.
 * **asyndeton** (*dissolutio*): a maximal run of >= 3 consecutive cola of one sentence,
   separated by commas, semicolons, dashes or 、, none holding a conjunction, none after
   the first opening with a connective (``words.CONNECTIVES``, or a ``mark``/``cc`` word
@@ -13,21 +15,27 @@
   words (that is epizeuxis): "Veni, vidi, vici"; and, where the doc has
   a parse, a word with >= 2 ``conj`` dependents, none of them (nor the word) with a
   ``cc`` dependent, separated by commas ("the strong, brave, loyal soldiers"): the
-  words are the members. The support is the members' first words.
+  words are the members; and >= 3 adjacent verbs with no conjunction ("abiit excessit
+  erupit evasit"; in Latin also untagged words with a finite verb's ending). The
+  support is the members' first words.
 """
 
 from typing import Dict, List, Optional, Set
 
 import numpy
+from spacy.attrs import DEP, HEAD
 from spacy.tokens import Doc
 
-from .candidates import MAX_MEMBERS, Candidate, Range, make_candidate
+from .candidates import MAX_MEMBERS, Candidate, Range, make_candidate, runs
 from .segment import Segmentation
 from .words import CONJUNCTIONS, CONNECTIVES, ColonWords, Words, is_enclitic_que, words_of
 
 POLYSYNDETON_GAP = 12
 MAX_FIRST = 8
 MAX_ASYNDETON_WORDS = 10
+# endings of Latin finite verbs (perfect -it, -imus, -erunt; present -at, -et, -nt ...)
+LATIN_VERB_ENDINGS = ("it", "at", "et", "nt", "mus", "tis", "isti", "erunt")
+NOT_VERBAL = frozenset(["NOUN", "PROPN", "PRON", "DET", "ADP", "NUM", "PUNCT"])
 SEPARATORS = frozenset([",", ";", "–", "—", "--", "，", "；", "、"])
 FIGURES = ("polysyndeton", "asyndeton")
 
@@ -65,22 +73,27 @@ def polysyndeton_candidates(
         que = key == "-que"
         members: List[Range] = []
         first = conj[0]
+        n_members = group[2] + 1
         if que:  # the word before the first -que word, then each -que word
             before = [p for p in cw.positions[max(0, group[3] - 1) : group[3]].tolist()]
-            if not before or seg.colon_of[before[0]] < 0:
-                return
-            members = [(before[0], before[0] + 1)] + [(p, p + 1) for p in conj]
+            if not before or seg.colon_of[before[0]] < 0 or sentence[before[0]] != sentence[first]:
+                before = []  # the series opens with a -que word ("tectumque laremque ...")
+                n_members = group[2]
+            members = [(b, b + 1) for b in before] + [(p, p + 1) for p in conj]
         else:
             colon = int(seg.colon_of[first])
+            leading = False  # a conjunction before the first member too ("neque mors neque vita")
             if seg.starts[colon] == first:  # the conjunction opens its colon: the one before
                 colon -= 1
-                if colon < 0 or seg.sentence[colon] != seg.sentence[colon + 1]:
+                leading = colon < 0 or seg.sentence[colon] != seg.sentence[colon + 1]
+            if leading:
+                n_members = group[2]
+            else:
+                colon_words = words_of(cw, colon)
+                colon_words = colon_words[colon_words < first][-MAX_FIRST:]
+                if not len(colon_words):
                     return
-            colon_words = words_of(cw, colon)
-            colon_words = colon_words[colon_words < first][-MAX_FIRST:]
-            if not len(colon_words):
-                return
-            members.append((int(colon_words[0]), int(colon_words[-1]) + 1))
+                members.append((int(colon_words[0]), int(colon_words[-1]) + 1))
             for p, q in zip(conj, conj[1:]):
                 members.append(_trim(doc, words, p + 1, q))
             after = conj[-1] + 1
@@ -88,11 +101,9 @@ def polysyndeton_candidates(
             while stop < limit and seg.colon_of[stop] >= 0 and not words.is_conj[stop]:
                 stop += 1
             members.append(_trim(doc, words, after, stop))
-        if any(s >= e for s, e in members):
+        if n_members < 3 or any(s >= e for s, e in members):
             return
-        found.append(
-            make_candidate("polysyndeton", members, [(p, p + 1) for p in conj], group[2] + 1)
-        )
+        found.append(make_candidate("polysyndeton", members, [(p, p + 1) for p in conj], n_members))
 
     for j, p in enumerate(cw.positions.tolist()):
         key = _conjunction_key(words, p)
@@ -119,9 +130,9 @@ def polysyndeton_candidates(
 
 
 def _separated(doc: Doc, seg: Segmentation, c: int) -> bool:
-    """Whether colon c + 1 follows colon c in its sentence after a list separator only."""
-    if seg.sentence[c] != seg.sentence[c + 1]:
-        return False
+    """Whether colon c + 1 follows colon c after a list separator only (a sentence start
+    the parser put after a comma does not count: "dediderim periculis omnibus, optulerim
+    insidiis, obiecerim invidiae")."""
     between = [
         doc[i].text
         for i in range(int(seg.ends[c]), min(int(seg.starts[c + 1]), int(seg.ends[c]) + 4))
@@ -131,6 +142,92 @@ def _separated(doc: Doc, seg: Segmentation, c: int) -> bool:
         and all(t in SEPARATORS or not t.strip() for t in between)
         and any(t in SEPARATORS for t in between)
     )
+
+
+def _verbal(words: Words, p: int) -> bool:
+    """A verb by its tag, or (Latin) a word with a finite verb's ending not tagged as a
+    noun or function word (the Latin taggers miss asyndetic verbs: "abiit excessit")."""
+    if not words.is_word[p] or words.is_stop[p] or words.is_conj[p]:
+        return False
+    tag = words.pos[p] if words.pos is not None else ""
+    if tag == "VERB":
+        return True
+    form = words.forms[p]
+    return (
+        words.lang == "la"
+        and len(form) >= 4
+        and form.endswith(LATIN_VERB_ENDINGS)
+        and tag not in NOT_VERBAL
+    )
+
+
+def verb_runs(doc: Doc, words: Words) -> List[List[Range]]:
+    """Asyndeta of verbs without punctuation ("abiit excessit erupit evasit", "didicimus
+    accepimus legimus"): maximal runs of >= 3 adjacent verbs (``_verbal``; commas may
+    stand between), distinct forms, no conjunction. Vectorised; the rare verb runs are
+    then read one by one."""
+    if words.pos is None and words.lang != "la":
+        return []
+    n = len(doc)
+    tags = numpy.asarray(words.pos if words.pos is not None else [""] * n, dtype=object)
+    candidate = words.is_word & ~words.is_stop & ~words.is_conj
+    verbal = candidate & (tags == "VERB")
+    if words.lang == "la":
+        maybe = candidate & ~verbal & ~numpy.isin(tags, list(NOT_VERBAL))
+        for p in numpy.flatnonzero(maybe).tolist():
+            verbal[p] = _verbal(words, p)
+    if verbal.sum() < 3:
+        return []
+    comma = numpy.asarray([f in (",", "，") or not f.strip() for f in words.forms], dtype=bool)
+    keep = ~comma  # commas and spaces do not break a run
+    index = numpy.flatnonzero(keep)
+    flags = verbal[index]
+    found: List[List[Range]] = []
+    for a, e in runs(flags.tolist()):
+        run = index[a:e].tolist()
+        if len(run) >= 3 and len({words.forms[p] for p in run}) == len(run):
+            found.append([(p, p + 1) for p in run[:MAX_MEMBERS]])
+    return found
+
+
+def _coordinated(doc: Doc, words: Words, taken: Set[int]) -> List[Candidate]:
+    """Coordinated words without a conjunction (see the module docstring), from the
+    parse as arrays (``Doc.to_array``): only heads with >= 2 ``conj`` dependents are
+    looked at."""
+    n = len(doc)
+    strings = doc.vocab.strings
+    array = doc.to_array([DEP, HEAD]).reshape(n, 2).astype(numpy.int64, copy=False)
+    deps = array[:, 0].astype(numpy.uint64)
+    heads = numpy.arange(n) + array[:, 1]
+    is_conj_dep = deps == strings.add("conj")
+    if is_conj_dep.sum() < 2:
+        return []
+    conj_heads = heads[is_conj_dep]
+    per_head = numpy.bincount(conj_heads, minlength=n)
+    has_cc = numpy.zeros(n, dtype=bool)  # a token with a cc dependent
+    cc = deps == strings.add("cc")
+    has_cc[heads[cc]] = True
+    found: List[Candidate] = []
+    conj_tokens = numpy.flatnonzero(is_conj_dep)
+    for h in numpy.flatnonzero(per_head >= 2).tolist():
+        if h in taken:
+            continue
+        items = [h] + conj_tokens[conj_heads == h].tolist()
+        if has_cc[items].any() or words.is_conj[items].any():
+            continue
+        if len({words.forms[t] for t in items}) == 1:
+            continue
+        positions = sorted(items)
+        gaps_ok = all(
+            q - p <= 4 and any(words.forms[i] in SEPARATORS for i in range(p + 1, q))
+            for p, q in zip(positions, positions[1:])
+        )
+        if not gaps_ok:
+            continue
+        members = [(p, p + 1) for p in positions]
+        found.append(make_candidate("asyndeton", members, members, len(members)))
+        taken.update(positions)
+    return found
 
 
 def asyndeton_candidates(
@@ -182,29 +279,13 @@ def asyndeton_candidates(
                 close()
             run.append(c)
         close()
-    if doc.has_annotation("DEP"):
-        taken: Set[int] = {t for c in found for s, e in c.members for t in range(s, e)}
-        for token in doc:
-            conjuncts = [child for child in token.children if child.dep_ == "conj"]
-            if len(conjuncts) < 2 or token.i in taken:
-                continue
-            items = [token] + conjuncts
-            if any(child.dep_ == "cc" for item in items for child in item.children):
-                continue
-            if any(words.is_conj[t.i] for t in items):
-                continue
-            if len({words.forms[t.i] for t in items}) == 1:
-                continue
-            positions = sorted(t.i for t in items)
-            gaps_ok = all(
-                any(doc[i].text in SEPARATORS for i in range(p + 1, q)) and q - p <= 4
-                for p, q in zip(positions, positions[1:])
-            )
-            if not gaps_ok:
-                continue
-            members = [(p, p + 1) for p in positions]
+    taken: Set[int] = {t for c in found for s, e in c.members for t in range(s, e)}
+    for members in verb_runs(doc, words):
+        if not any(s in taken for s, _ in members):
             found.append(make_candidate("asyndeton", members, members, len(members)))
-            taken.update(positions)
+            taken.update(s for s, _ in members)
+    if doc.has_annotation("DEP"):
+        found += _coordinated(doc, words, taken)
     found.sort(key=lambda c: c.start)
     return found
 

@@ -17,11 +17,12 @@ of each token, -1 for boundaries). Figures may span several sentences (the Beati
 are separate sentences): the rules search series over windows of consecutive cola.
 """
 
-from typing import NamedTuple
+from typing import Dict, NamedTuple, Tuple
 
 import numpy
 from spacy.attrs import DEP, HEAD, IS_SPACE, ORTH, POS, SENT_START
 from spacy.parts_of_speech import IDS as POS_IDS
+from spacy.strings import StringStore
 from spacy.tokens import Doc
 
 BREAK_PUNCT = frozenset(
@@ -58,6 +59,21 @@ class Segmentation(NamedTuple):
     def lengths(self) -> numpy.ndarray:
         """RETURNS (numpy.ndarray): [m] the number of tokens of each colon."""
         return self.ends - self.starts
+
+
+_FLAGS: Dict[int, Tuple[bool, bool, bool]] = {}
+
+
+def _flags(strings: StringStore, orth: int) -> Tuple[bool, bool, bool]:
+    """(break punctuation, sentence-final, holds a newline) of a string, cached by its
+    hash (the same in every vocab)."""
+    found = _FLAGS.get(orth)
+    if found is None:
+        text = strings[orth]
+        found = (text in BREAK_PUNCT, text in SENTENCE_FINAL, "\n" in text)
+        if len(_FLAGS) < 1_000_000:
+            _FLAGS[orth] = found
+    return found
 
 
 def is_boundary_token(text: str, is_space: bool) -> bool:
@@ -98,10 +114,9 @@ def segment(doc: Doc, clauses: str = "auto") -> Segmentation:
     )
     orth_codes, orth_index = numpy.unique(array[:, 0].astype(numpy.uint64), return_inverse=True)
     orth_index = orth_index.reshape(-1)
-    texts = [strings[int(h)] for h in orth_codes]
-    is_break = numpy.asarray([t in BREAK_PUNCT for t in texts], dtype=bool)[orth_index]
-    is_final = numpy.asarray([t in SENTENCE_FINAL for t in texts], dtype=bool)[orth_index]
-    newline = numpy.asarray(["\n" in t for t in texts], dtype=bool)[orth_index]
+    flags = numpy.asarray([_flags(strings, int(h)) for h in orth_codes], dtype=bool)
+    flags = flags.reshape(-1, 3)[orth_index]
+    is_break, is_final, newline = flags[:, 0], flags[:, 1], flags[:, 2]
     is_space = array[:, 1] != 0
     # the token belongs to no colon: break punctuation or a line break
     boundary = (is_break & ~is_space) | (is_space & newline)

@@ -16,6 +16,7 @@ spelling, per language:
 A vowel alliterates with the same vowel only.
 """
 
+from functools import lru_cache
 from typing import Dict, List, Optional
 
 import numpy
@@ -32,6 +33,7 @@ FIGURES = ("alliteration",)
 VOWELS = frozenset("aeiouyäöü")
 
 
+@lru_cache(maxsize=200_000)
 def initial_sound(form: str, lang: str) -> Optional[str]:
     """The initial sound of a lower-case word (None: no letter to read).
 
@@ -114,13 +116,10 @@ def alliteration_candidates(words: Words, seg: Segmentation, cw: ColonWords) -> 
             )
 
     index = 0
-    sounds: Dict[str, Optional[str]] = {}
+    lang = words.lang
     for p in numpy.flatnonzero(words.is_content).tolist():
         index += 1
-        form = words.forms[p]
-        if form not in sounds:
-            sounds[form] = initial_sound(form, words.lang)
-        sound = sounds[form]
+        sound = initial_sound(words.forms[p], lang)
         if sound is None:
             continue
         group = open_.get(sound)

@@ -764,6 +764,8 @@ def train_scorer(
     """
     from .calibrate import (
         BUDGET_PER_1000,
+        FEW_CAP_PER_1000,
+        FIGURE_CAP_PER_1000,
         ISSUE_EXAMPLES,
         applicable,
         choose_thresholds,
@@ -861,9 +863,14 @@ def train_scorer(
             positives,
             BUDGET_PER_1000,
             figures=figures,
-            required=required,
+            preferred=required,
+            figure_cap=FIGURE_CAP_PER_1000,
+            few_cap=FEW_CAP_PER_1000,
         )
-        chosen["issue_examples"] = {f: round(v, 4) for f, v in required.items()}
+        chosen["issue_examples"] = {
+            f: {"score": round(v, 4), "reported": bool(v >= chosen["thresholds"][f])}
+            for f, v in required.items()
+        }
         thresholds[lang] = chosen["thresholds"]
         for item in listed:
             item["found"] = item["oof_score"] is not None and (

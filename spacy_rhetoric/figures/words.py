@@ -8,7 +8,8 @@ stop list of the language plus ``EXTRA_STOP``), holds a letter, and, where the d
 tagged, has an open-class part of speech (``CONTENT_POS``).
 """
 
-from typing import Dict, FrozenSet, List, NamedTuple, Optional
+from functools import lru_cache
+from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Tuple
 
 import numpy
 from spacy.attrs import IS_PUNCT, IS_SPACE, IS_STOP, LEMMA, ORTH, POS
@@ -16,6 +17,7 @@ from spacy.parts_of_speech import IDS as POS_IDS
 from spacy.tokens import Doc
 
 IDS_TO_POS = {int(v): k for k, v in POS_IDS.items()}
+NON_WORD_POS = frozenset(["PUNCT", "SYM", "SPACE"])
 CONTENT_POS = frozenset(["NOUN", "PROPN", "VERB", "ADJ", "ADV", "NUM", "INTJ", "X"])
 # coordinating conjunctions per language (spaCy's data has no such list)
 CONJUNCTIONS: Dict[str, FrozenSet[str]] = {
@@ -49,12 +51,48 @@ EXTRA_STOP: Dict[str, FrozenSet[str]] = {
 }
 
 
+@lru_cache(maxsize=500_000)
 def normalize(text: str, lang: str) -> str:
     """The normal form of a word: lower case; Latin u/v and i/j folded."""
     form = text.lower()
     if lang == "la":
         form = form.replace("v", "u").replace("j", "i")
     return form
+
+
+_FORMS: Dict[Tuple[int, str], str] = {}
+
+
+def _form(strings: Any, orth: int, lang: str) -> str:
+    """The normal form of a string by its hash (cached; hashes are the same in every
+    vocab)."""
+    found = _FORMS.get((orth, lang))
+    if found is None:
+        found = normalize(strings[orth], lang)
+        if len(_FORMS) < 1_000_000:
+            _FORMS[(orth, lang)] = found
+    return found
+
+
+_ENTRIES: Dict[Tuple[int, str], Tuple[str, Tuple[bool, bool, bool, bool]]] = {}
+
+
+def _entry(strings: Any, orth: int, lang: str) -> Tuple[str, Tuple[bool, bool, bool, bool]]:
+    """The normal form of a string and its flags (holds a letter or digit, holds a
+    letter, a listed conjunction, a listed stop word), cached by hash and language."""
+    found = _ENTRIES.get((orth, lang))
+    if found is None:
+        form = _form(strings, orth, lang)
+        flags = (
+            any(ch.isalnum() for ch in form),
+            any(ch.isalpha() for ch in form),
+            form in CONJUNCTIONS.get(lang, ()),
+            form in EXTRA_STOP.get(lang, ()),
+        )
+        found = (form, flags)
+        if len(_ENTRIES) < 1_000_000:
+            _ENTRIES[(orth, lang)] = found
+    return found
 
 
 def is_enclitic_que(form: str) -> bool:
@@ -94,44 +132,47 @@ def doc_words(doc: Doc) -> Words:
     n = len(doc)
     with_pos = doc.has_annotation("POS")
     with_lemma = doc.has_annotation("LEMMA")
-    conjunctions = CONJUNCTIONS.get(lang, frozenset())
-    extra_stop = EXTRA_STOP.get(lang, frozenset())
     strings = doc.vocab.strings
     array = doc.to_array([ORTH, LEMMA, POS, IS_PUNCT, IS_SPACE, IS_STOP]).reshape(n, 6)
     orth_codes, orth_index = numpy.unique(array[:, 0], return_inverse=True)
     orth_index = orth_index.reshape(-1)
-    unique_forms = [normalize(strings[int(h)], lang) for h in orth_codes]
-    alnum = numpy.asarray([any(ch.isalnum() for ch in f) for f in unique_forms], dtype=bool)
-    alpha = numpy.asarray([any(ch.isalpha() for ch in f) for f in unique_forms], dtype=bool)
-    listed_conj = numpy.asarray([f in conjunctions for f in unique_forms], dtype=bool)
-    listed_stop = numpy.asarray([f in extra_stop for f in unique_forms], dtype=bool)
+    entries = [_entry(strings, h, lang) for h in orth_codes.tolist()]
+    unique_forms = [e[0] for e in entries]
+    flags = numpy.asarray([e[1] for e in entries], dtype=bool).reshape(-1, 4)
+    alnum, alpha, listed_conj, listed_stop = flags[:, 0], flags[:, 1], flags[:, 2], flags[:, 3]
     # equal normal forms, equal codes (e.g. "Venit" and "uenit")
     form_table: Dict[str, int] = {}
     code_of_unique = numpy.asarray(
         [form_table.setdefault(f, len(form_table)) for f in unique_forms], dtype=numpy.int64
     )
-    forms = [unique_forms[i] for i in orth_index.tolist()]
+    forms = numpy.asarray(unique_forms, dtype=object)[orth_index].tolist()
     pos: Optional[List[str]] = None
     tags = numpy.zeros(n, dtype=object)
-    if with_pos:
+    content_pos = numpy.ones(n, dtype=bool)
+    non_word_pos = numpy.zeros(n, dtype=bool)
+    cconj = numpy.zeros(n, dtype=bool)
+    if with_pos:  # tables over the doc's distinct tags, not per token
         pos_codes, pos_index = numpy.unique(array[:, 2], return_inverse=True)
-        names = numpy.asarray([IDS_TO_POS.get(int(c), "") for c in pos_codes], dtype=object)
-        tags = names[pos_index.reshape(-1)]
+        pos_index = pos_index.reshape(-1)
+        tag_names = [IDS_TO_POS.get(int(c), "") for c in pos_codes]
+        names = numpy.asarray(tag_names, dtype=object)
+        tags = names[pos_index]
         pos = tags.tolist()
+        content_pos = numpy.asarray([t in CONTENT_POS for t in tag_names], dtype=bool)[pos_index]
+        non_word_pos = numpy.asarray([t in NON_WORD_POS for t in tag_names], dtype=bool)[pos_index]
+        cconj = numpy.asarray([t == "CCONJ" for t in tag_names], dtype=bool)[pos_index]
     lemmas: Optional[List[str]] = None
     if with_lemma:
         lemma_codes, lemma_index = numpy.unique(array[:, 1], return_inverse=True)
-        unique_lemmas = [normalize(strings[int(h)], lang) if h else "" for h in lemma_codes]
-        lemmas = [unique_lemmas[i] or f for i, f in zip(lemma_index.reshape(-1).tolist(), forms)]
-    non_word = (array[:, 3] != 0) | (array[:, 4] != 0)
-    if with_pos:
-        non_word |= numpy.isin(tags, ["PUNCT", "SYM", "SPACE"])
+        unique_lemmas = [_form(strings, h, lang) if h else "" for h in lemma_codes.tolist()]
+        lemmas = numpy.asarray(unique_lemmas, dtype=object)[lemma_index.reshape(-1)].tolist()
+        if "" in unique_lemmas:
+            lemmas = [lemma or f for lemma, f in zip(lemmas, forms)]
+    non_word = (array[:, 3] != 0) | (array[:, 4] != 0) | non_word_pos
     is_word = ~non_word & alnum[orth_index]
     is_stop = is_word & ((array[:, 5] != 0) | listed_stop[orth_index])
-    is_conj = is_word & (listed_conj[orth_index] | (tags == "CCONJ"))
-    is_content = is_word & ~is_stop & ~is_conj & alpha[orth_index]
-    if with_pos:
-        is_content &= numpy.isin(tags, list(CONTENT_POS))
+    is_conj = is_word & (listed_conj[orth_index] | cconj)
+    is_content = is_word & ~is_stop & ~is_conj & alpha[orth_index] & content_pos
     return Words(
         lang,
         forms,
@@ -159,6 +200,7 @@ class ColonWords(NamedTuple):
     count (numpy.ndarray): [m] its number of words.
     positions (numpy.ndarray): [w] the tokens that are words inside a colon, in order.
     colon (numpy.ndarray): [w] the colon of each of those.
+    bounds (List[int]): [m + 1] colon c's words are ``positions[bounds[c]:bounds[c + 1]]``.
     """
 
     first: numpy.ndarray
@@ -166,6 +208,7 @@ class ColonWords(NamedTuple):
     count: numpy.ndarray
     positions: numpy.ndarray
     colon: numpy.ndarray
+    bounds: List[int]
 
 
 def colon_words(is_word: numpy.ndarray, colon_of: numpy.ndarray, n_cola: int) -> ColonWords:
@@ -180,11 +223,10 @@ def colon_words(is_word: numpy.ndarray, colon_of: numpy.ndarray, n_cola: int) ->
         first[colon[change]] = positions[change]
         ends = numpy.r_[change[1:], len(positions)] - 1
         last[colon[ends]] = positions[ends]
-    return ColonWords(first, last, count, positions, colon)
+    bounds = numpy.searchsorted(colon, numpy.arange(n_cola + 1)).tolist()
+    return ColonWords(first, last, count, positions, colon, bounds)
 
 
 def words_of(cw: ColonWords, colon: int) -> numpy.ndarray:
-    """RETURNS (numpy.ndarray): the word tokens of one colon (binary search)."""
-    lo = numpy.searchsorted(cw.colon, colon, "left")
-    hi = numpy.searchsorted(cw.colon, colon, "right")
-    return cw.positions[lo:hi]
+    """RETURNS (numpy.ndarray): the word tokens of one colon."""
+    return cw.positions[cw.bounds[colon] : cw.bounds[colon + 1]]

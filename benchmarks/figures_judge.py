@@ -1,0 +1,471 @@
+"""Judge figure_finder's reports on held-out running text by hand, blind to the scores.
+
+The gold set says whether the figures the handbooks quote are found; a rate of reports
+per 1,000 tokens of running text says how many there are, not whether they are right. A
+reader can. The target (issue 59): right or partly for >= 70 % of the judged reports of
+each language, with >= 10 reports judged per language. Two steps:
+
+1. ``sheet``: run each language's base pipeline (``la_rhetoric_base``,
+   ``de_rhetoric_base``, ``en_rhetoric_base``, ``zh_rhetoric_base``) and a
+   ``figure_finder`` with its default settings (the packaged scorer and its thresholds)
+   over the running text that the figures evaluation holds out (never used to fit,
+   calibrate or choose: UD English-EWT test, UD German-GSD test, UD Chinese-GSD test, the
+   held-out Tesserae texts; ``spacy_rhetoric.figures.calibrate.running_parts``), keep
+   every report (``doc.spans["figures"]``), sample at most ``--per-lang`` per language
+   with a seeded RNG and write into ``--out``: ``sheet.md`` (the items in random order:
+   id, language, figure with its one-line definition, the sentence(s) with the instance
+   in [[ ]] and its support words in **bold**; no score, no model), ``key.json`` (id ->
+   language, label, text, score, source doc; not read while judging), ``labels.json``
+   (id -> "", to fill) and ``README.md`` (the protocol):
+
+       python benchmarks/figures_judge.py sheet --lang la,de,en,zh --data DATA \\
+           --tokens 25000 --per-lang 30 --seed 0 --out benchmarks/data/figures-judged
+
+2. The reader fills ``labels.json`` with ``right``, ``partly`` or ``wrong`` per item,
+   reading the sheet only (the criterion is in the folder's README.md). ``score`` joins
+   the labels to the key:
+
+       python benchmarks/figures_judge.py score --dir benchmarks/data/figures-judged \\
+           --output benchmarks/results/figures_judged.json
+
+Per language and pooled: reports judged, right / partly / wrong, the right-or-partly
+share, whether the target is met, and the same counts per figure.
+"""
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+LABELS = ("right", "partly", "wrong")
+LANGS = ("la", "de", "en", "zh")
+LANGUAGE_NAMES = {"la": "Latin", "de": "German", "en": "English", "zh": "Chinese"}
+TARGET_SHARE = 0.7
+TARGET_REPORTS = 10
+DATE = "2026-11-28"
+# one line per figure_finder label, shown on the sheet
+DEFINITIONS = {
+    "anaphora": "the same word(s) open successive clauses or phrases",
+    "epiphora": "the same word(s) close successive clauses or phrases",
+    "symploce": "successive clauses share both their opening and their closing word(s)",
+    "anadiplosis": "the last word(s) of one clause or phrase open the next (顶真)",
+    "gradatio": "a chain of anadiploses: the end of each clause opens the next, step by "
+    "step (climax, 顶真)",
+    "epizeuxis": "a word or short phrase repeated at once, nothing but punctuation between "
+    "(反复, immediate)",
+    "ploce": "a word repeated after a short gap in the same or the next clause (diacope, "
+    "反复 with a gap)",
+    "polyptoton": "one word repeated in different grammatical forms (same lemma, different form)",
+    "polysyndeton": "three or more members joined by a conjunction repeated where one would do",
+    "asyndeton": "three or more clauses or words in a series with no conjunction",
+    "alliteration": "three or more nearby words beginning with the same sound",
+}
+
+
+def parse_langs(spec: str) -> List[str]:
+    """RAISES ValueError: an empty list or a language without held-out running text."""
+    langs = [lang.strip() for lang in spec.split(",") if lang.strip()]
+    bad = [lang for lang in langs if lang not in LANGS]
+    if not langs or bad:
+        raise ValueError(
+            f"--lang takes a comma-separated subset of {','.join(LANGS)}, got {spec!r}"
+        )
+    return list(dict.fromkeys(langs))
+
+
+def held_out_texts(lang: str, data_dir: Path) -> List[Tuple[str, str]]:
+    """The held-out running text of a language, as the figures evaluation reads it.
+
+    RETURNS (List[Tuple[str, str]]): (source doc, text) in order; a treebank doc is ten
+    consecutive sentences, a Latin doc a chunk of about 200 words.
+    """
+    from spacy_rhetoric.figures import calibrate
+
+    if lang == "la":
+        out = []
+        for name in calibrate.LATIN_HELD_OUT:
+            chunks, _ = calibrate.latin_texts(data_dir, [name], calibrate.LATIN_TOKENS)
+            out += [(f"Tesserae {name} chunk {i}", text) for i, text in enumerate(chunks)]
+        return out
+    files = {"en": calibrate.ENGLISH, "de": calibrate.GERMAN, "zh": calibrate.CHINESE}[lang]
+    held = Path(data_dir) / files[1]
+    texts, _ = calibrate.treebank_texts(held, "" if lang == "zh" else " ")
+    return [(f"{held.name} doc {i}", text) for i, text in enumerate(texts)]
+
+
+def base_pipeline(lang: str) -> Any:
+    """The language's base pipeline with a figure_finder at its default settings.
+
+    RAISES ValueError: the base pipeline is not installed or built.
+    """
+    import spacy
+
+    import spacy_rhetoric  # noqa: F401  (registers figure_finder)
+    from spacy_rhetoric.analysis.pipelines import LANGUAGE_MODELS
+    from spacy_rhetoric.models import resolve
+
+    name = LANGUAGE_MODELS[lang]["base"]
+    found = resolve(name, None)
+    if found is None:
+        raise ValueError(f"the {lang} base pipeline ({name}) is not available")
+    nlp = spacy.load(found.path)
+    if "figure_finder" not in nlp.pipe_names:
+        nlp.add_pipe("figure_finder")
+    return nlp
+
+
+def _sentences(doc: Any, start: int, end: int) -> Tuple[int, int]:
+    """RETURNS: token range of the sentence(s) holding [start, end) (the doc without
+    sentence boundaries)."""
+    if not doc.has_annotation("SENT_START"):
+        return 0, len(doc)
+    return doc[start].sent.start, doc[end - 1].sent.end
+
+
+def marked(span: Any) -> str:
+    """The sentence(s) of a report, the instance in [[ ]], the support words in **bold**."""
+    doc = span.doc
+    first, last = _sentences(doc, span.start, span.end)
+    support = sorted((s.start, s.end) for s in span._.figure_support)
+    merged: List[List[int]] = []
+    for s, e in support:
+        if merged and s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s, e])
+    opens = {s for s, _ in merged}
+    closes = {e for _, e in merged}
+    out: List[str] = []
+    for token in doc[first:last]:
+        i = token.i
+        if i == span.start:
+            out.append("[[")
+        if i in opens:
+            out.append("**")
+        out.append(token.text)
+        if i + 1 in closes:
+            out.append("**")
+        if i + 1 == span.end:
+            out.append("]]")
+        out.append(token.whitespace_)
+    return " ".join("".join(out).split())
+
+
+def collect(
+    langs: Sequence[str], data_dir: Path, tokens: Optional[int]
+) -> Tuple[Dict[str, List[dict]], Dict[str, dict]]:
+    """Every report on each language's held-out text (its first whole docs up to
+    ``tokens`` tokens that are not whitespace; None: all).
+
+    RETURNS: language -> reports in text order, and language -> what was read.
+    """
+    from spacy_rhetoric.figures.calibrate import count_tokens
+
+    reports: Dict[str, List[dict]] = {}
+    read: Dict[str, dict] = {}
+    for lang in langs:
+        texts = held_out_texts(lang, data_dir)
+        nlp = base_pipeline(lang)
+        mine: List[dict] = []
+        n_tokens = n_docs = 0
+        for (source, _), doc in zip(texts, nlp.pipe(text for _, text in texts)):
+            n_docs += 1
+            n_tokens += count_tokens([doc])
+            for span in doc.spans["figures"]:
+                mine.append(
+                    {
+                        "lang": lang,
+                        "label": span.label_,
+                        "text": span.text,
+                        "support": [s.text for s in span._.figure_support],
+                        "score": round(float(span._.figure_score), 4),
+                        "source": source,
+                        "tokens": [span.start, span.end],
+                        "sheet_text": marked(span),
+                    }
+                )
+            if tokens is not None and n_tokens >= tokens:
+                break
+        reports[lang] = mine
+        scorer = doc.spans["figures"].attrs.get("figure_scorer") if n_docs else None
+        read[lang] = {
+            "docs": n_docs,
+            "tokens": n_tokens,
+            "reports": len(mine),
+            "first_source": texts[0][0] if texts else None,
+            "last_source": texts[n_docs - 1][0] if n_docs else None,
+            "pipeline": f"{nlp.meta.get('lang')}_{nlp.meta.get('name')} {nlp.meta.get('version')}",
+            "scorer": scorer,
+        }
+    return reports, read
+
+
+def sample(
+    reports: Dict[str, List[dict]], per_lang: int, seed: int
+) -> Tuple[List[dict], Dict[str, Any]]:
+    """At most ``per_lang`` reports per language (all if fewer), shuffled together.
+
+    RETURNS: the sheet items (id, lang, label, definition, text; no score) and the key's
+    items (id -> lang, label, text, support, score, source doc, token offsets).
+    """
+    rng = random.Random(seed)
+    chosen: List[dict] = []
+    for lang in sorted(reports):
+        pool = reports[lang]
+        chosen += rng.sample(pool, min(per_lang, len(pool)))
+    rng.shuffle(chosen)
+    width = len(str(len(chosen)))
+    sheet, key = [], {}
+    for n, report in enumerate(chosen, 1):
+        item_id = str(n).zfill(width)
+        sheet.append(
+            {
+                "id": item_id,
+                "lang": report["lang"],
+                "label": report["label"],
+                "definition": DEFINITIONS.get(report["label"], ""),
+                "text": report["sheet_text"],
+            }
+        )
+        key[item_id] = {
+            k: report[k] for k in ("lang", "label", "text", "support", "score", "source", "tokens")
+        }
+    return sheet, key
+
+
+def sheet_markdown(items: Sequence[dict]) -> str:
+    lines = [
+        "# Figures in running text: judging sheet",
+        "",
+        "Label each item in labels.json: right, partly or wrong (README.md says how).",
+        "The instance is in [[ ]], its repeated, linking or alliterating words in **bold**.",
+        "",
+    ]
+    for item in items:
+        lines += [
+            f"## {item['id']} ({LANGUAGE_NAMES.get(item['lang'], item['lang'])})",
+            "",
+            f"**{item['label']}**: {item['definition']}",
+            "",
+            f"> {item['text']}",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def readme(read: Dict[str, dict], per_lang: int, seed: int, tokens: Optional[int], n: int) -> str:
+    rows = [
+        f"| {lang} | {r['first_source']} .. {r['last_source']} | {r['docs']} | {r['tokens']} "
+        f"| {r['reports']} | {min(per_lang, r['reports'])} |"
+        for lang, r in read.items()
+    ]
+    return "\n".join(
+        [
+            f"# A blind judged sample of figure_finder's running-text reports ({DATE})",
+            "",
+            "Whether the figures `figure_finder` reports on running text are figures a "
+            "rhetorician would mark (issue 59: right or partly for >= 70 % of the judged "
+            "reports of each language, with >= 10 reports judged per language). Running "
+            "text that the figures scorer was not fitted, calibrated or chosen on: UD "
+            "English-EWT test, UD German-GSD test, UD Chinese-GSD test (docs of ten "
+            "sentences) and the held-out Tesserae texts (Cicero *In Catilinam*, *Pro "
+            "Milone*, Ovid *Amores*; chunks of about 200 words), read by each language's "
+            "base pipeline and a `figure_finder` at its default settings.",
+            "",
+            f'Every report (`doc.spans["figures"]`) of the first whole docs up to '
+            f"{tokens if tokens is not None else 'all'} tokens per language was kept; at most "
+            f"{per_lang} per language were drawn (all where fewer) and shuffled together "
+            f"(seed {seed}): {n} items.",
+            "",
+            "| language | source docs | docs | tokens | reports | on the sheet |",
+            "|---|---|---|---|---|---|",
+            *rows,
+            "",
+            "Files: `sheet.md` (the items: id, language, figure and its definition, the "
+            "sentence(s) with the instance in [[ ]] and its support words in **bold**; no "
+            "score, no model); `key.json` (id -> language, label, text, score, source doc; "
+            "not read while judging); `labels.json` (id -> label, filled by the judge).",
+            "",
+            "## How to judge",
+            "",
+            "Read `sheet.md` only. For each item write one label into `labels.json`:",
+            "",
+            "- `right`: a figure of that name a rhetorician would mark, about the marked extent;",
+            "- `partly`: a figure is there, but the label or the extent is off (an anaphora "
+            "reported as symploce, a series cut short or run on);",
+            "- `wrong`: accidental repetition (function words, names, a term the subject "
+            "forces), or no figure at all.",
+            "",
+            "Then `python benchmarks/figures_judge.py score --dir <this folder> --output "
+            "benchmarks/results/figures_judged.json` counts per language and figure.",
+            "",
+            "One judge, no second annotator: the labels are a reading, not a gold standard.",
+            "",
+        ]
+    )
+
+
+def write_sheet(
+    out: Path,
+    sheet: List[dict],
+    key: Dict[str, Any],
+    read: Dict[str, dict],
+    per_lang: int,
+    seed: int,
+    tokens: Optional[int],
+) -> None:
+    """RAISES ValueError: ``out`` already holds labels (write the sheet elsewhere)."""
+    labels_path = out / "labels.json"
+    if labels_path.exists():
+        try:
+            old = json.loads(labels_path.read_text(encoding="utf8"))
+        except ValueError:
+            old = {"?": "unreadable"}
+        if not isinstance(old, dict) or any(str(v).strip() for v in old.values()):
+            raise ValueError(f"{out} holds labels already; write this sheet to another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sheet.md").write_text(sheet_markdown(sheet), encoding="utf8")
+    whole = {
+        "date": DATE,
+        "seed": seed,
+        "per_lang": per_lang,
+        "tokens": tokens,
+        "languages": read,
+        "items": key,
+    }
+    (out / "key.json").write_text(json.dumps(whole, indent=1, ensure_ascii=False), encoding="utf8")
+    labels_path.write_text(json.dumps({i: "" for i in key}, indent=1), encoding="utf8")
+    (out / "README.md").write_text(
+        readme(read, per_lang, seed, tokens, len(sheet)), encoding="utf8"
+    )
+
+
+def read_labels(path: Path, key: Dict[str, Any]) -> Dict[str, str]:
+    """RAISES ValueError: the file is missing or malformed, or an item is unlabelled."""
+    if not path.is_file():
+        raise ValueError(f"{path} not found (fill the labels.json the sheet wrote)")
+    try:
+        labels = json.loads(path.read_text(encoding="utf8"))
+    except ValueError as err:
+        raise ValueError(f"{path} is not JSON: {err}") from None
+    if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
+        raise ValueError(f"{path} must map item ids to labels ({', '.join(LABELS)})")
+    labels = {str(i): v.strip().lower() for i, v in labels.items()}
+    unknown_ids = sorted(set(labels) - set(key["items"]))
+    if unknown_ids:
+        raise ValueError(f"{path}: {len(unknown_ids)} ids not in the key, e.g. {unknown_ids[:5]}")
+    missing = sorted(i for i in key["items"] if not labels.get(i))
+    if missing:
+        raise ValueError(f"{path}: {len(missing)} items not labelled, e.g. {missing[:5]}")
+    bad = sorted({v for v in labels.values() if v not in LABELS})
+    if bad:
+        raise ValueError(f"{path}: labels not in {', '.join(LABELS)}: {bad}")
+    return labels
+
+
+def _counts(items: Iterable[Tuple[dict, str]]) -> Dict[str, Any]:
+    counts = {label: 0 for label in LABELS}
+    for _, label in items:
+        counts[label] += 1
+    n = sum(counts.values())
+    share = round((counts["right"] + counts["partly"]) / n, 4) if n else None
+    return {"reports": n, **counts, "right_or_partly": share}
+
+
+def score(key: Dict[str, Any], labels: Dict[str, str]) -> Dict[str, Any]:
+    """RETURNS: per language and pooled: reports judged, right, partly, wrong, the
+    right-or-partly share, whether the target is met, and the counts per figure."""
+    joined = [(item, labels[i]) for i, item in key["items"].items()]
+
+    def table(rows: List[Tuple[dict, str]]) -> Dict[str, Any]:
+        row = _counts(rows)
+        row["meets_target"] = bool(
+            row["reports"] >= TARGET_REPORTS and row["right_or_partly"] >= TARGET_SHARE
+        )
+        figures = sorted({item["label"] for item, _ in rows})
+        row["figures"] = {f: _counts(r for r in rows if r[0]["label"] == f) for f in figures}
+        return row
+
+    langs = sorted(
+        {item["lang"] for item, _ in joined}, key=lambda lang: (LANGS + (lang,)).index(lang)
+    )
+    return {
+        "target": {"right_or_partly": TARGET_SHARE, "reports": TARGET_REPORTS},
+        "languages": {
+            lang: {
+                "reported": key.get("languages", {}).get(lang, {}).get("reports"),
+                **table([r for r in joined if r[0]["lang"] == lang]),
+            }
+            for lang in langs
+        },
+        "pooled": table(joined),
+    }
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    make = commands.add_parser("sheet", help="sample the reports and write a blind sheet")
+    make.add_argument("--lang", default=",".join(LANGS), help="comma-separated: la,de,en,zh")
+    make.add_argument(
+        "--data", type=Path, required=True, help="the data mirror (ud/, latin-corpora/)"
+    )
+    make.add_argument(
+        "--tokens",
+        type=int,
+        default=None,
+        help="per language, the first whole docs up to N tokens (default: all)",
+    )
+    make.add_argument("--per-lang", type=int, default=30, help="at most K reports per language")
+    make.add_argument("--seed", type=int, default=0)
+    make.add_argument("--out", type=Path, required=True)
+    judge = commands.add_parser("score", help="join the labels to the key")
+    judge.add_argument("--dir", type=Path, required=True)
+    judge.add_argument("--output", type=Path, required=True)
+    args = parser.parse_args(argv)
+    if args.command == "sheet":
+        try:
+            if args.tokens is not None and args.tokens < 1:
+                raise ValueError(f"--tokens must be >= 1, got {args.tokens}")
+            if args.per_lang < 1:
+                raise ValueError(f"--per-lang must be >= 1, got {args.per_lang}")
+            langs = parse_langs(args.lang)
+            reports, read = collect(langs, args.data, args.tokens)
+            sheet, key = sample(reports, args.per_lang, args.seed)
+            write_sheet(args.out, sheet, key, read, args.per_lang, args.seed, args.tokens)
+        except (ValueError, OSError) as err:
+            sys.exit(f"figures_judge: {err}")
+        for lang, row in read.items():
+            print(
+                f"{lang}: {row['docs']} docs, {row['tokens']} tokens, {row['reports']} reports, "
+                f"{min(args.per_lang, row['reports'])} on the sheet"
+            )
+        print(f"{len(sheet)} items -> {args.out / 'sheet.md'}; key -> {args.out / 'key.json'}")
+        return
+    try:
+        key_path = args.dir / "key.json"
+        if not key_path.is_file():
+            raise ValueError(f"{key_path} not found (run `sheet` first)")
+        key = json.loads(key_path.read_text(encoding="utf8"))
+        result = score(key, read_labels(args.dir / "labels.json", key))
+    except (ValueError, OSError, KeyError) as err:
+        sys.exit(f"figures_judge: {err}")
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(result, indent=2), encoding="utf8")
+    for name, row in [*result["languages"].items(), ("pooled", result["pooled"])]:
+        print(
+            f"{name}: {row['reports']} judged, right {row['right']}, partly {row['partly']}, "
+            f"wrong {row['wrong']}; right or partly {row['right_or_partly']}"
+            + (
+                ""
+                if name == "pooled"
+                else f" (target {'met' if row['meets_target'] else 'not met'})"
+            )
+        )
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()
