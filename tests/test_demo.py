@@ -114,7 +114,9 @@ def test_demo_reports_figures_per_language(tmp_path, no_models):
     assert {lang for lang, labels in by_lang.items() if labels} == {"la", "de", "en", "zh"}
     # the handbook's own examples: Ad Herennium's antimetabole is also an anadiplosis
     herennium = documents["la_rhetorica_ad_herennium.txt"]["figures"]
-    assert ["pictura", "pictura"] in [f["support"] for f in herennium if f["label"] == "anadiplosis"]
+    assert ["pictura", "pictura"] in [
+        f["support"] for f in herennium if f["label"] == "anadiplosis"
+    ]
     assert "Fair is foul, and foul is fair" in {
         f["text"] for f in documents["en_shakespeare_johnson.txt"]["figures"]
     }

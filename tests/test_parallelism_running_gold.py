@@ -87,7 +87,7 @@ def test_branches(gold):
                 assert end == len(text) or not text[end].isalnum(), (row["id"], piece)
             ordered = sorted(branches)
             assert ordered == branches, (row["id"], "branches out of text order", branches)
-            for (s1, e1), (s2, e2) in zip(ordered, ordered[1:]):
+            for (_s1, e1), (s2, _e2) in zip(ordered, ordered[1:]):
                 assert e1 <= s2, (row["id"], "overlapping branches", branches)
 
 

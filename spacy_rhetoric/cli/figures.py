@@ -139,9 +139,9 @@ def figures_train_cli(
 ):
     """Fit the figure scorer (silver from ASP and PSE-I train, the gold dev half, running
     text as weak negatives; grouped cross-validation chooses the model and C per figure)
-    and calibrate per language thresholds on running text (at most 1.5 reports per 1,000
-    calibration tokens, no figure over 0.6, the dev recall per family maximised); writes scorer.json, which
-    figure_finder reads by default."""
+    and calibrate per language thresholds on running text (at most 1.5 reports per
+    1,000 calibration tokens, no figure over 0.6, the dev recall per family maximised);
+    writes scorer.json, which figure_finder reads by default."""
     import srsly
 
     from ..figures.model import SCORER_PATH
