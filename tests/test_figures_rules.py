@@ -453,3 +453,44 @@ def test_immediate_repetition_after_a_comma_is_no_anadiplosis():
     assert not any(
         f == "anadiplosis" for f, _ in proposed("la", "Vivis, et vivis non ad deponendam.")
     )
+
+
+def test_weak_edge_words_across_sentences_are_no_anaphora():
+    """An article or pronoun opening unrelated sentences is no anaphora; inside one
+    sentence a weak word needs >= 3 members."""
+    text = "Die FDP hat die Wahl verloren. Die FDP werde sich neu aufstellen."
+    pos = ["DET", "PROPN", "AUX", "DET", "NOUN", "VERB", "PUNCT"]
+    pos += ["DET", "PROPN", "AUX", "PRON", "ADV", "VERB", "PUNCT"]
+    assert not any(f == "anaphora" for f, _ in proposed("de", text, pos))
+    text = "I wrote to you yesterday. I hope you got it."
+    assert not any(f == "anaphora" for f, _ in proposed("en", text))
+    text = "Nihil agis, nihil moliris, nihil cogitas, quod non ego audiam."
+    assert ("anaphora", ("Nihil", "nihil", "nihil")) in proposed("la", text)
+    text = (
+        "Blessed are the poor in spirit: for theirs is the kingdom of heaven. Blessed are they "
+        "that mourn: for they shall be comforted. Blessed are the meek: for they shall inherit "
+        "the earth."
+    )
+    assert ("anaphora", ("Blessed are",) * 3) in proposed("en", text)
+
+
+def test_duplicated_lines_are_no_figure():
+    text = "Wie kann ich das Konto löschen? Wie kann ich das Konto löschen?"
+    assert not any(f in ("anaphora", "epiphora", "symploce") for f, _ in proposed("de", text))
+    # a short refrain inside one sentence still is
+    text = "Ich denke dein, wenn der Mond scheint; Ich denke dein, wenn die Sonne sinkt."
+    assert {"anaphora", "epiphora", "symploce"} <= {f for f, _ in proposed("de", text)}
+
+
+def test_chinese_lists_and_quantities_are_no_figures():
+    text = "在法國、美國、巴西、比利時、義大利、新加坡等國家演出。"
+    assert not any(f == "asyndeton" for f, _ in proposed("zh", text))
+    text = "總面積11.61平方公里，人口323人。總面積38.28平方公里，人口696人。"
+    assert not any(s and s[0] in ("平方公里", "人") for _, s in proposed("zh", text))
+    text = "1960年3月選舉舞弊，1960年5月辭去職務。"
+    assert not any(f == "anaphora" for f, _ in proposed("zh", text))
+    # topic chaining over long expository cola is no 顶真
+    text = "其餘人家均為租住戶，租住戶大都在八廓附近有自己的生意。"
+    assert not any(f in ("anadiplosis", "gradatio") for f, _ in proposed("zh", text))
+    text = "名不正，则言不顺；言不顺，则事不成；事不成，则礼乐不兴。"
+    assert any(f == "gradatio" for f, _ in proposed("zh", text))

@@ -9,7 +9,9 @@
   stretches between them, and the rest of the colon after the last. The support is the
   conjunctions.
 * **asyndeton** (*dissolutio*): a maximal run of >= 3 consecutive cola of one sentence,
-  separated by commas, semicolons, dashes or 、, none holding a conjunction, none after
+  separated by commas, semicolons or dashes (in Chinese a 、 ends the run: a 、 list is
+  ordinary enumeration, and so are coordinated words with 、 between), none holding a
+  conjunction, none after
   the first opening with a connective (``words.CONNECTIVES``, or a ``mark``/``cc`` word
   of the parse), none longer than ``MAX_ASYNDETON_WORDS`` words, and not all the same
   words (that is epizeuxis): "Veni, vidi, vici"; and, where the doc has
@@ -144,6 +146,15 @@ def _separated(doc: Doc, seg: Segmentation, c: int) -> bool:
     )
 
 
+def _enumerated(doc: Doc, seg: Segmentation, c: int) -> bool:
+    """Whether the enumeration comma 、 separates colon c from colon c + 1 (Chinese: an
+    ordinary list of names or things, not an asyndeton)."""
+    return any(
+        doc[i].text == "、"
+        for i in range(int(seg.ends[c]), min(int(seg.starts[c + 1]), int(seg.ends[c]) + 4))
+    )
+
+
 def _verbal(words: Words, p: int) -> bool:
     """A verb by its tag, or (Latin) a word with a finite verb's ending not tagged as a
     noun or function word (the Latin taggers miss asyndetic verbs: "abiit excessit")."""
@@ -218,6 +229,10 @@ def _coordinated(doc: Doc, words: Words, taken: Set[int]) -> List[Candidate]:
         if len({words.forms[t] for t in items}) == 1:
             continue
         positions = sorted(items)
+        if words.lang == "zh" and any(
+            words.forms[i] == "、" for i in range(positions[0], positions[-1])
+        ):
+            continue  # a 、 list is ordinary enumeration
         gaps_ok = all(
             q - p <= 4 and any(words.forms[i] in SEPARATORS for i in range(p + 1, q))
             for p, q in zip(positions, positions[1:])
@@ -252,6 +267,7 @@ def asyndeton_candidates(
                 parsed and doc[first].dep_ in ("mark", "cc")
             )
         run: List[int] = []
+        zh = words.lang == "zh"
 
         def close() -> None:
             if (
@@ -275,7 +291,12 @@ def asyndeton_candidates(
             if not fits[c]:
                 close()
                 continue
-            if run and not (run[-1] == c - 1 and _separated(doc, seg, c - 1) and not opens[c]):
+            if run and not (
+                run[-1] == c - 1
+                and _separated(doc, seg, c - 1)
+                and not opens[c]
+                and not (zh and _enumerated(doc, seg, c - 1))
+            ):
                 close()
             run.append(c)
         close()

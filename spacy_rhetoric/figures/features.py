@@ -28,6 +28,10 @@ part of speech).
 | `whole_cola` | 1 where the members are whole cola |
 | `distinct_words` | distinct repeated forms in the support, at most 6 |
 | `cross_sentence` | 1 where the instance spans more than one sentence |
+| `support_all_stop` | 1 where every support word is a stop word or conjunction |
+| `support_propn_num` | 1 where a support word is a name (PROPN), a number or numeral |
+| `member_sentences` | share of consecutive members in different sentences |
+| `identical_share` | share of the members' distinct words found in every member |
 """
 
 import math
@@ -64,6 +68,10 @@ FEATURES = (
         "whole_cola",
         "distinct_words",
         "cross_sentence",
+        "support_all_stop",
+        "support_propn_num",
+        "member_sentences",
+        "identical_share",
     )
 )
 COLUMN = {name: i for i, name in enumerate(FEATURES)}
@@ -149,6 +157,29 @@ def candidate_features(
         }
         x[COLUMN["distinct_words"]] = min(len(distinct), 6)
         x[COLUMN["cross_sentence"]] = float(sentence[cand.end - 1] != sentence[start])
+        support_tokens = [t for s, e in word_ranges for t in range(s, e) if words.is_word[t]]
+        x[COLUMN["support_all_stop"]] = float(
+            bool(support_tokens) and all(stopish[t] for t in support_tokens)
+        )
+        x[COLUMN["support_propn_num"]] = float(
+            any(
+                (tagged and words.pos[t] in ("PROPN", "NUM"))
+                or not any(ch.isalpha() for ch in words.forms[t])
+                for t in support_tokens
+            )
+        )
+        if len(cand.members) > 1:
+            member_sent = [sentence[s] for s, _ in cand.members]
+            x[COLUMN["member_sentences"]] = sum(
+                a != b for a, b in zip(member_sent, member_sent[1:])
+            ) / (len(member_sent) - 1)
+            sets = [
+                {int(words.form_codes[t]) for t in range(s, e) if words.is_word[t]}
+                for s, e in cand.members
+            ]
+            union = set().union(*sets)
+            if union:
+                x[COLUMN["identical_share"]] = len(set.intersection(*sets)) / len(union)
     return X
 
 

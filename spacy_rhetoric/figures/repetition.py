@@ -45,6 +45,12 @@ i/j folded). Every rule is one pass over the cola or the words, with windows and
 * **polyptoton** (*traductio*): content words of the same lemma (or, without lemmas or
   where the lemmatizer misses, the same stem: ``chiasmus.stems.same_stem``) in different
   forms within ``POLYPTOTON_WINDOW`` words and ``POLYPTOTON_COLA`` cola (not Chinese).
+
+Every candidate then passes ``plausible`` (precision filters): edge figures on weak
+words only (articles, pronouns, names, numbers) not across sentences and inside one
+with >= 3 members; no identical members (duplicated lines) beyond short cola of one
+sentence; in Chinese no numeral, unit, date or name as support, and a 顶真 link of at
+least two characters unless the cola are short and parallel.
 """
 
 from collections import deque
@@ -56,7 +62,7 @@ from spacy.tokens import Doc
 from ..chiasmus.stems import STEM_MIN_CHARS, same_stem
 from .candidates import MAX_MEMBERS, Candidate, Range, make_candidate, runs, series
 from .segment import Segmentation
-from .words import ColonWords, Words, words_of
+from .words import ColonWords, Words, is_weak, is_zh_quantity, words_of
 
 MAX_STEP = 3
 MIN_EDGE_WORDS = 2
@@ -73,6 +79,10 @@ PLOCE_WINDOW = 8
 POLYPTOTON_WINDOW = 10
 POLYPTOTON_COLA = 2  # cola apart ("soles occidere ...: nobis, cum semel occidit")
 RECENT = 8  # earlier occurrences a word is compared with (polyptoton)
+WEAK_MIN_MEMBERS = 3  # members of an edge figure on weak words (inside one sentence)
+REFRAIN_MAX_TOKENS = 6  # identical members: only short cola inside one sentence
+ZH_SHORT_COLON = 6  # characters of the short parallel cola a one-character link may join
+ZH_MAX_LINK_COLON = 12  # characters of the longest colon a Chinese link may join
 
 EDGE = ("anaphora", "epiphora", "symploce")
 LINKING = ("anadiplosis", "gradatio")
@@ -285,6 +295,26 @@ def _char_overlap(doc: Doc, a: numpy.ndarray, b: numpy.ndarray) -> Tuple[int, in
     return -1, -1
 
 
+def _zh_link_ok(doc: Doc, a: numpy.ndarray, b: numpy.ndarray) -> bool:
+    """Chinese: whether the character overlap of cola ``a`` and ``b`` may be a 顶真 link:
+    not a numeral, unit, date or name; at least two characters unless both cola are
+    short (``ZH_SHORT_COLON``) and parallel (lengths within two characters); and no
+    colon longer than ``ZH_MAX_LINK_COLON`` (topic chaining in expository prose:
+    "均為租住戶，租住戶大都在…")."""
+    text_a, text_b = _colon_text(doc, a), _colon_text(doc, b)
+    k = 0
+    for size in range(min(ZH_MAX_OVERLAP, len(text_a) - 1, len(text_b)), 0, -1):
+        if text_a[-size:] == text_b[:size]:
+            k = size
+            break
+    if not k or is_zh_quantity(text_b[:k]):
+        return False
+    la, lb = len(text_a), len(text_b)
+    if la <= ZH_SHORT_COLON and lb <= ZH_SHORT_COLON and abs(la - lb) <= 2:
+        return True
+    return k >= 2 and max(la, lb) <= ZH_MAX_LINK_COLON
+
+
 def _comma_only(doc: Doc, seg: Segmentation, c: int) -> bool:
     """Whether only a comma (or 、, or nothing) separates colon c from colon c + 1."""
     between = [doc[i].text for i in range(int(seg.ends[c]), int(seg.starts[c + 1]))]
@@ -334,7 +364,7 @@ def linking_candidates(
             continue  # "Words, words": epizeuxis; "Vivis, et vivis": ploce
         if zh:  # by characters, over the tokens that can hold the overlap
             start, end = _char_overlap(doc, a[-ZH_MAX_OVERLAP:], b[:ZH_MAX_OVERLAP])
-            if start >= 0 and start > a[0]:
+            if start >= 0 and start > a[0] and _zh_link_ok(doc, a, b):
                 links.append((c, (start, int(a[-1]) + 1), (int(b[0]), end)))
             continue
         k = _word_overlap(words, a, b, whole=len(a) < MIN_EDGE_WORDS)
@@ -593,6 +623,64 @@ def polyptoton_candidates(words: Words, cw: ColonWords, explained: Set[int]) -> 
     return found
 
 
+def _sentences(seg: Segmentation, members: Sequence[Range]) -> Set[int]:
+    """The sentences the members touch."""
+    ts = seg.token_sentence
+    return {int(ts[s]) for s, _ in members} | {int(ts[max(e - 1, s)]) for s, e in members}
+
+
+def plausible(doc: Doc, words: Words, seg: Segmentation, cand: Candidate) -> bool:
+    """Whether a repetition candidate may be a figure at all (precision filters):
+
+    * an edge figure (anaphora, epiphora, symploce) whose support is only weak words
+      (stop and function words, names, numbers: ``words.is_weak``) is not proposed across
+      sentences ("Die FDP hat … . Die FDP werde …"), and inside one sentence only with
+      >= ``WEAK_MIN_MEMBERS`` members ("I came, I saw, I conquered");
+    * identical members are no figure where they are longer than
+      ``REFRAIN_MAX_TOKENS`` tokens, or whole sentences of >= 2 words repeated
+      (duplicated lines);
+    * Chinese: the support is no numeral, unit, date or name (平方公里, 人, 1960年).
+    """
+    support = [t for s, e in cand.support for t in range(s, e) if words.is_word[t]]
+    if words.lang == "zh":
+        for s, e in cand.support:
+            text = "".join(doc[t].text for t in range(s, e) if words.is_word[t])
+            tags = {words.pos[t] for t in range(s, e)} if words.pos is not None else set()
+            if is_zh_quantity(text, tags.pop() if len(tags) == 1 else None):
+                return False
+    if cand.figure not in EDGE:
+        return True
+    cross = len(_sentences(seg, cand.members)) > 1
+    if support and all(is_weak(words, t) for t in support):
+        if cross or cand.n_members < WEAK_MIN_MEMBERS:
+            return False
+    codes = words.form_codes
+    member_codes = [
+        tuple(codes[t] for t in range(s, e) if words.is_word[t]) for s, e in cand.members
+    ]
+    if member_codes[0] and len(set(member_codes)) == 1:
+        short = all(e - s <= REFRAIN_MAX_TOKENS for s, e in cand.members)
+        repeated_line = (
+            cross
+            and len(member_codes[0]) > 1  # "Quis produxit? Appius.": a one-word answer
+            and all(_whole_sentence(words, seg, m) for m in cand.members)
+        )
+        if not short or repeated_line:
+            return False
+    return True
+
+
+def _whole_sentence(words: Words, seg: Segmentation, member: Range) -> bool:
+    """Whether a member holds every word of its sentence (a duplicated line)."""
+    ts = seg.token_sentence
+    s, e = member
+    sid = ts[s]
+    lo = int(numpy.searchsorted(ts, sid, "left"))
+    hi = int(numpy.searchsorted(ts, sid, "right"))
+    outside = numpy.r_[words.is_word[lo:s], words.is_word[e:hi]]
+    return not outside.any()
+
+
 def _support_tokens(candidates: Sequence[Candidate]) -> Set[int]:
     return {t for c in candidates for s, e in c.support for t in range(s, e)}
 
@@ -625,7 +713,9 @@ def repetition_candidates(
             structured[s:e] = True
     ploce = ploce_candidates(words, cw, explained, structured)
     polyptoton = polyptoton_candidates(words, cw, explained)
-    found = edge + linking + epizeuxis + ploce + polyptoton
+    found = [
+        c for c in edge + linking + epizeuxis + ploce + polyptoton if plausible(doc, words, seg, c)
+    ]
     if figures is not None:
         found = [c for c in found if c.figure in figures]
     return found

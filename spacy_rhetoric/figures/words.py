@@ -19,6 +19,18 @@ from spacy.tokens import Doc
 IDS_TO_POS = {int(v): k for k, v in POS_IDS.items()}
 NON_WORD_POS = frozenset(["PUNCT", "SYM", "SPACE"])
 CONTENT_POS = frozenset(["NOUN", "PROPN", "VERB", "ADJ", "ADV", "NUM", "INTJ", "X"])
+# parts of speech of words too common or too accidental to carry a figure on their own
+# across unrelated sentences (articles, pronouns, names, numbers)
+WEAK_POS = frozenset(["DET", "PRON", "ADP", "AUX", "CCONJ", "SCONJ", "PART", "PROPN", "NUM"])
+# Chinese numerals, measure words, units and date characters: their repetition is the
+# wording of statistics and dates (平方公里, 人, 年, 1960年), not a figure
+ZH_NUMERAL_CHARS = frozenset("〇零一二三四五六七八九十百千万萬亿億两兩几幾半第")
+ZH_UNITS = frozenset(
+    "年 月 日 号 號 时 時 秒 岁 歲 世纪 世紀 年代 人 位 个 個 只 隻 条 條 张 張 次 件 座 "
+    "层 層 栋 棟 届 屆 辆 輛 架 艘 元 圆 圓 块 塊 米 公尺 公里 千米 厘米 公分 毫米 平方 "
+    "平方米 平方公尺 平方公里 公顷 公頃 立方米 公斤 千克 克 吨 噸 倍 户 戶 万人 萬人 %".split()
+)
+
 # coordinating conjunctions per language (spaCy's data has no such list)
 CONJUNCTIONS: Dict[str, FrozenSet[str]] = {
     "la": frozenset(["et", "ac", "atque", "aut", "vel", "uel", "nec", "neque", "sed"]),
@@ -230,3 +242,31 @@ def colon_words(is_word: numpy.ndarray, colon_of: numpy.ndarray, n_cola: int) ->
 def words_of(cw: ColonWords, colon: int) -> numpy.ndarray:
     """RETURNS (numpy.ndarray): the word tokens of one colon."""
     return cw.positions[cw.bounds[colon] : cw.bounds[colon + 1]]
+
+
+def is_weak(words: "Words", t: int) -> bool:
+    """Whether token t is a function word, a stop word, a name or a number: no content
+    of its own to make its repetition across unrelated sentences a figure."""
+    if not words.is_word[t] or words.is_stop[t] or words.is_conj[t]:
+        return True
+    if words.pos is not None and words.pos[t] in WEAK_POS:
+        return True
+    return not any(ch.isalpha() for ch in words.forms[t])
+
+
+def is_zh_quantity(text: str, pos: Optional[str] = None) -> bool:
+    """Chinese: whether a string is a numeral, a measure word or unit, a date or a name
+    ("1960年", "平方公里", "人", "三月"; ``pos`` PROPN or NUM)."""
+    if pos in ("PROPN", "NUM"):
+        return True
+    text = text.strip()
+    if not text:
+        return True
+    if text in ZH_UNITS:
+        return True
+    core = text
+    for unit in sorted(ZH_UNITS, key=len, reverse=True):
+        if len(core) > len(unit) and core.endswith(unit):
+            core = core[: -len(unit)]
+            break
+    return all(ch.isdigit() or ch in ZH_NUMERAL_CHARS or ch in ".,·:/%-~ " for ch in core)
