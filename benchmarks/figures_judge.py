@@ -21,6 +21,12 @@ each language, with >= 10 reports judged per language. Two steps:
        python benchmarks/figures_judge.py sheet --lang la,de,en,zh --data DATA \\
            --tokens 25000 --per-lang 30 --seed 0 --out benchmarks/data/figures-judged
 
+   ``--texts fresh`` reads instead running text that neither the calibration, the
+   held-out rate nor the first judged sample read (that sample's errors changed the
+   rules, so a second one needs other text): UD English-EWT train, UD German-LIT test
+   (Schlegel, Novalis), three other Cicero texts (``FRESH_LATIN``) and the PSE-I test
+   essays (``corpus/pse/test.spacy``); the key and README.md name the source.
+
 2. The reader fills ``labels.json`` with ``right``, ``partly`` or ``wrong`` per item,
    reading the sheet only (the criterion is in the folder's README.md). ``score`` joins
    the labels to the key:
@@ -95,6 +101,87 @@ def held_out_texts(lang: str, data_dir: Path) -> List[Tuple[str, str]]:
     return [(f"{held.name} doc {i}", text) for i, text in enumerate(texts)]
 
 
+# --texts fresh: running text that neither the calibration, the held-out rate nor the
+# first judged sample read (a second sample, after the first one's errors changed rules)
+TEXT_SOURCES = ("held-out", "fresh")
+FRESH_ENGLISH = "ud/UD_English-EWT/en_ewt-ud-train.conllu"
+FRESH_GERMAN = "ud/UD_German-LIT/de_lit-ud-test.conllu"
+FRESH_CHINESE = "corpus/pse/test.spacy"  # in the repository, not the data mirror
+# Cicero prose in neither calibrate.LATIN_CALIBRATION, calibrate.LATIN_HELD_OUT nor the
+# figures gold set's sources (the mirror holds no Livy or Seneca)
+FRESH_LATIN = ("cicero.pro_sulla", "cicero.pro_plancio", "cicero.de_senectute")
+FRESH_DESCRIPTION = {
+    "en": "UD English-EWT train (en_ewt-ud-train.conllu; docs of ten sentences)",
+    "de": "UD German-LIT test (de_lit-ud-test.conllu: Schlegel and Novalis, literary "
+    "prose of 1797/98; docs of ten sentences)",
+    "la": "Tesserae " + ", ".join(FRESH_LATIN) + " (chunks of about 200 words; chunks "
+    "holding a gold passage left out)",
+    "zh": "PSE-I test essays (corpus/pse/test.spacy, each doc's text: student paibi "
+    "essays, a genre rich in figures)",
+}
+
+
+HELD_OUT_DESCRIPTION = {
+    "en": "UD English-EWT test (held out)",
+    "de": "UD German-GSD test (held out)",
+    "la": "Tesserae cicero.in_catilinam, cicero.pro_milone, ovid.amores (held out)",
+    "zh": "UD Chinese-GSD test (held out)",
+}
+
+
+def text_source(lang: str, texts_from: str) -> str:
+    return (FRESH_DESCRIPTION if texts_from == "fresh" else HELD_OUT_DESCRIPTION)[lang]
+
+
+def _gold_texts(lang: str) -> List[str]:
+    """The figures gold set's texts of a language ([] where the gold set is missing)."""
+    try:
+        from spacy_rhetoric.figures.train import read_gold
+
+        return [row["text"] for row in read_gold() if row.get("lang") == lang]
+    except (OSError, ValueError):
+        return []
+
+
+def fresh_texts(lang: str, data_dir: Path, tokens: Optional[int] = None) -> List[Tuple[str, str]]:
+    """Running text no earlier step read, in the held-out reader's docs.
+
+    tokens (Optional[int]): the tokens wanted (a Latin text gives a third of them in
+        words, at least ``calibrate.LATIN_TOKENS``).
+    RETURNS (List[Tuple[str, str]]): (source doc, text) in order.
+    RAISES FileNotFoundError: the text is not there.
+    """
+    from spacy_rhetoric.figures import calibrate
+
+    if lang == "la":
+        words = calibrate.LATIN_TOKENS
+        if tokens is not None:
+            words = max(words, -(-tokens // len(FRESH_LATIN)))
+        gold = _gold_texts("la")
+        out = []
+        for name in FRESH_LATIN:
+            chunks, _ = calibrate.latin_texts(data_dir, [name], words, gold)
+            out += [(f"Tesserae {name} chunk {i}", text) for i, text in enumerate(chunks)]
+        return out
+    if lang == "zh":
+        import spacy
+        from spacy.tokens import DocBin
+
+        path = Path(__file__).resolve().parents[1] / FRESH_CHINESE
+        if not path.is_file():
+            raise FileNotFoundError(f"figures_judge: {path} not found")
+        docs = DocBin().from_disk(path).get_docs(spacy.blank("zh").vocab)
+        out = []
+        for i, doc in enumerate(docs):
+            meta = doc.user_data or {}
+            where = "/".join(str(meta[k]) for k in ("doc_id", "section_id") if k in meta)
+            out.append((f"{path.name} doc {i}" + (f" ({where})" if where else ""), doc.text))
+        return out
+    path = Path(data_dir) / {"en": FRESH_ENGLISH, "de": FRESH_GERMAN}[lang]
+    texts, _ = calibrate.treebank_texts(path, " ", _gold_texts(lang))
+    return [(f"{path.name} doc {i}", text) for i, text in enumerate(texts)]
+
+
 def base_pipeline(lang: str) -> Any:
     """The language's base pipeline with a figure_finder at its default settings.
 
@@ -154,10 +241,11 @@ def marked(span: Any) -> str:
 
 
 def collect(
-    langs: Sequence[str], data_dir: Path, tokens: Optional[int]
+    langs: Sequence[str], data_dir: Path, tokens: Optional[int], texts_from: str = "held-out"
 ) -> Tuple[Dict[str, List[dict]], Dict[str, dict]]:
-    """Every report on each language's held-out text (its first whole docs up to
-    ``tokens`` tokens that are not whitespace; None: all).
+    """Every report on each language's held-out text, or with ``texts_from="fresh"``
+    its fresh text (``fresh_texts``): the first whole docs up to ``tokens`` tokens that
+    are not whitespace (None: all).
 
     RETURNS: language -> reports in text order, and language -> what was read.
     """
@@ -166,7 +254,10 @@ def collect(
     reports: Dict[str, List[dict]] = {}
     read: Dict[str, dict] = {}
     for lang in langs:
-        texts = held_out_texts(lang, data_dir)
+        if texts_from == "fresh":
+            texts = fresh_texts(lang, data_dir, tokens)
+        else:
+            texts = held_out_texts(lang, data_dir)
         nlp = base_pipeline(lang)
         mine: List[dict] = []
         n_tokens = n_docs = 0
@@ -194,6 +285,8 @@ def collect(
             "docs": n_docs,
             "tokens": n_tokens,
             "reports": len(mine),
+            "texts": texts_from,
+            "text_source": text_source(lang, texts_from),
             "first_source": texts[0][0] if texts else None,
             "last_source": texts[n_docs - 1][0] if n_docs else None,
             "pipeline": f"{nlp.meta.get('lang')}_{nlp.meta.get('name')} {nlp.meta.get('version')}",
@@ -255,7 +348,34 @@ def sheet_markdown(items: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
-def readme(read: Dict[str, dict], per_lang: int, seed: int, tokens: Optional[int], n: int) -> str:
+HELD_OUT_SOURCE = (
+    "Running text that the figures scorer was not fitted, calibrated or chosen on: UD "
+    "English-EWT test, UD German-GSD test, UD Chinese-GSD test (docs of ten "
+    "sentences) and the held-out Tesserae texts (Cicero *In Catilinam*, *Pro "
+    "Milone*, Ovid *Amores*; chunks of about 200 words), read by each language's "
+    "base pipeline and a `figure_finder` at its default settings."
+)
+
+
+def fresh_source(langs: Iterable[str]) -> str:
+    return (
+        "Fresh running text (`--texts fresh`): a first judged sample was drawn from the "
+        "held-out text and its errors then changed the rules, so this sample comes from "
+        "text that neither the calibration, the held-out rate nor the first sample read: "
+        + "; ".join(f"{LANGUAGE_NAMES[lang]}: {FRESH_DESCRIPTION[lang]}" for lang in langs)
+        + ". Read by each language's base pipeline and a `figure_finder` at its default "
+        "settings."
+    )
+
+
+def readme(
+    read: Dict[str, dict],
+    per_lang: int,
+    seed: int,
+    tokens: Optional[int],
+    n: int,
+    texts_from: str = "held-out",
+) -> str:
     rows = [
         f"| {lang} | {r['first_source']} .. {r['last_source']} | {r['docs']} | {r['tokens']} "
         f"| {r['reports']} | {min(per_lang, r['reports'])} |"
@@ -267,12 +387,8 @@ def readme(read: Dict[str, dict], per_lang: int, seed: int, tokens: Optional[int
             "",
             "Whether the figures `figure_finder` reports on running text are figures a "
             "rhetorician would mark (issue 59: right or partly for >= 70 % of the judged "
-            "reports of each language, with >= 10 reports judged per language). Running "
-            "text that the figures scorer was not fitted, calibrated or chosen on: UD "
-            "English-EWT test, UD German-GSD test, UD Chinese-GSD test (docs of ten "
-            "sentences) and the held-out Tesserae texts (Cicero *In Catilinam*, *Pro "
-            "Milone*, Ovid *Amores*; chunks of about 200 words), read by each language's "
-            "base pipeline and a `figure_finder` at its default settings.",
+            "reports of each language, with >= 10 reports judged per language). "
+            + (fresh_source(read) if texts_from == "fresh" else HELD_OUT_SOURCE),
             "",
             f'Every report (`doc.spans["figures"]`) of the first whole docs up to '
             f"{tokens if tokens is not None else 'all'} tokens per language was kept; at most "
@@ -315,6 +431,7 @@ def write_sheet(
     per_lang: int,
     seed: int,
     tokens: Optional[int],
+    texts_from: str = "held-out",
 ) -> None:
     """RAISES ValueError: ``out`` already holds labels (write the sheet elsewhere)."""
     labels_path = out / "labels.json"
@@ -332,13 +449,15 @@ def write_sheet(
         "seed": seed,
         "per_lang": per_lang,
         "tokens": tokens,
+        "texts": texts_from,
+        "text_source": {lang: text_source(lang, texts_from) for lang in read},
         "languages": read,
         "items": key,
     }
     (out / "key.json").write_text(json.dumps(whole, indent=1, ensure_ascii=False), encoding="utf8")
     labels_path.write_text(json.dumps({i: "" for i in key}, indent=1), encoding="utf8")
     (out / "README.md").write_text(
-        readme(read, per_lang, seed, tokens, len(sheet)), encoding="utf8"
+        readme(read, per_lang, seed, tokens, len(sheet), texts_from), encoding="utf8"
     )
 
 
@@ -418,6 +537,13 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         default=None,
         help="per language, the first whole docs up to N tokens (default: all)",
     )
+    make.add_argument(
+        "--texts",
+        choices=TEXT_SOURCES,
+        default="held-out",
+        help="held-out: the figures evaluation's held-out text; fresh: text no earlier "
+        "step read (EWT train, German-LIT test, other Cicero, PSE-I test essays)",
+    )
     make.add_argument("--per-lang", type=int, default=30, help="at most K reports per language")
     make.add_argument("--seed", type=int, default=0)
     make.add_argument("--out", type=Path, required=True)
@@ -432,9 +558,11 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             if args.per_lang < 1:
                 raise ValueError(f"--per-lang must be >= 1, got {args.per_lang}")
             langs = parse_langs(args.lang)
-            reports, read = collect(langs, args.data, args.tokens)
+            reports, read = collect(langs, args.data, args.tokens, args.texts)
             sheet, key = sample(reports, args.per_lang, args.seed)
-            write_sheet(args.out, sheet, key, read, args.per_lang, args.seed, args.tokens)
+            write_sheet(
+                args.out, sheet, key, read, args.per_lang, args.seed, args.tokens, args.texts
+            )
         except (ValueError, OSError) as err:
             sys.exit(f"figures_judge: {err}")
         for lang, row in read.items():

@@ -229,3 +229,56 @@ def test_a_bad_labels_file_fails_in_one_line(tmp_path, labels, message):
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("figures_judge:") and message in lines[0]
+
+
+def test_texts_fresh_selects_the_fresh_reader(judge, monkeypatch, tmp_path):
+    """--texts fresh reads fresh_texts (never held_out_texts), names the source in the key
+    and README.md; the default still reads the held-out text."""
+    import spacy
+
+    import spacy_rhetoric  # noqa: F401
+
+    def pipeline(lang):
+        nlp = spacy.blank(lang)
+        nlp.add_pipe("sentencizer")
+        nlp.add_pipe("figure_finder")
+        return nlp
+
+    calls = []
+
+    def fresh(lang, data_dir, tokens=None):
+        calls.append(("fresh", lang, tokens))
+        return [("fresh doc 0", TEXTS[0][1])]
+
+    def held(lang, data_dir):
+        calls.append(("held-out", lang, None))
+        return [("held doc 0", TEXTS[1][1])]
+
+    monkeypatch.setattr(judge, "fresh_texts", fresh)
+    monkeypatch.setattr(judge, "held_out_texts", held)
+    monkeypatch.setattr(judge, "base_pipeline", pipeline)
+    common = ["--lang", "en", "--data", str(tmp_path), "--tokens", "500", "--seed", "1"]
+    judge.main(["sheet", *common, "--texts", "fresh", "--out", str(tmp_path / "fresh")])
+    assert calls == [("fresh", "en", 500)]
+    key = json.loads((tmp_path / "fresh" / "key.json").read_text(encoding="utf8"))
+    assert key["texts"] == "fresh"
+    assert "English-EWT train" in key["text_source"]["en"]
+    assert key["languages"]["en"]["first_source"] == "fresh doc 0"
+    assert all(item["source"] == "fresh doc 0" for item in key["items"].values())
+    readme = (tmp_path / "fresh" / "README.md").read_text(encoding="utf8")
+    assert "--texts fresh" in readme and "English-EWT train" in readme
+    calls.clear()
+    judge.main(["sheet", *common, "--out", str(tmp_path / "held")])
+    assert calls == [("held-out", "en", None)]
+    key = json.loads((tmp_path / "held" / "key.json").read_text(encoding="utf8"))
+    assert key["texts"] == "held-out" and "test" in key["text_source"]["en"]
+
+
+def test_fresh_latin_is_new_text(judge):
+    """The fresh Latin texts are in neither the calibration nor the held-out list."""
+    from spacy_rhetoric.figures import calibrate
+
+    fresh = set(judge.FRESH_LATIN)
+    assert len(fresh) == 3
+    assert not fresh & set(calibrate.LATIN_CALIBRATION)
+    assert not fresh & set(calibrate.LATIN_HELD_OUT)
