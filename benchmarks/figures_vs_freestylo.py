@@ -11,7 +11,8 @@ environment of its own); ours is computed here with the shipped defaults
 - EWT: reports per 1,000 UD tokens.
 
     python figures_vs_freestylo.py --freestylo results/freestylo_english.json \\
-        --ewt ../assets/ud/UD_English-EWT/en_ewt-ud-test.conllu --output results/figures_vs_freestylo.json
+        --ewt ../assets/ud/UD_English-EWT/en_ewt-ud-test.conllu \\
+        --output results/figures_vs_freestylo.json
 """
 
 import argparse

@@ -8,7 +8,8 @@ Per language and split: EPM / MPBM / MBAWO / MWO P, R, F1 of the reported parall
 package is the one ``analyze`` uses: ``la_rhetoric_parallelism`` for Latin,
 ``xx_rhetoric_parallelism`` (zero-shot) for English and German. Nothing is chosen here.
 
-    python parallelism_running_gold.py --gold data/parallelism-running --output results/parallelism_running_gold.json
+    python parallelism_running_gold.py --gold data/parallelism-running \\
+        --output results/parallelism_running_gold.json
 """
 
 import argparse

@@ -238,7 +238,7 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
             "random inversions of German running text (UD GSD, LIT)",
             "none stated (GerDraCor chiasmus annotations): not shipped",
             ("german-chiasmus", "ud"),
-            ("convert-chiasmus", "sample-chiasmus-negatives-de", "train-chiasmus-de"),
+            ("convert-chiasmus", "train-chiasmus-de"),
             "training/chiasmus-de/model-best",
         ),
         ModelSpec(

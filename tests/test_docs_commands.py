@@ -77,6 +77,12 @@ COMMANDS: List[Tuple[str, str, object]] = [
         "../shared/data/asp": "ASP", "corpus/asp": "corpus-asp", "->": ["corpus-asp/test.spacy"]}),
     ("docs/components/parallelism.md", "python -m spacy train", "trains a head (20 min a seed)"),
     ("docs/components/parallelism.md", PREFIX + "parallelism tune", "needs the trained head"),
+    ("docs/components/parallelism.md", PREFIX + "parallelism calibrate", "scores a shipped "
+     "package on ASP dev to fit its calibration (minutes)"),
+    ("docs/components/parallelism.md", PREFIX + "parallelism find sermon.txt", "loads a shipped "
+     "package and its encoder (test_parallelism_confidence runs find on a small pipeline)"),
+    ("docs/components/parallelism.md", PREFIX + "parallelism find speech.txt", "loads the "
+     "multilingual package and its encoder (as above)"),
     ("docs/components/parallelism.md", PREFIX + "parallelism evaluate corpus/asp/test.spacy",
      "needs the trained head"),
     ("docs/components/parallelism.md", "python -m spacy evaluate", "needs the trained head"),

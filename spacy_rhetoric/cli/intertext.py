@@ -56,6 +56,20 @@ def _read_segments(path: Path, authors: Optional[str]) -> List[Tuple[str, str]]:
         msg.fail(str(err), exits=1)
 
 
+def _read_source(source: str, authors: Optional[str]) -> List[Tuple[str, str]]:
+    """The segments of one source argument: a Bible text (``bible:NAME``) or a path."""
+    from ..intertext.bible import bible_segments, is_bible_source
+
+    if is_bible_source(source):
+        try:
+            return bible_segments(source)
+        except (ValueError, OSError) as err:  # unknown translation, text not installed
+            msg.fail(str(err), exits=1)
+    if not Path(source).exists():
+        msg.fail(f"intertext index: source {source} not found (a path, or bible:NAME)", exits=1)
+    return _read_segments(Path(source), authors)
+
+
 def _char_ngrams(spec: str) -> Optional[Tuple[int, int]]:
     """``--chars LO-HI`` as (lo, hi); empty: None. Anything else fails in one line."""
     if not spec.strip():
@@ -68,8 +82,11 @@ def _char_ngrams(spec: str) -> Optional[Tuple[int, int]]:
 
 @intertext_app.command("index")
 def intertext_index_cli(
-    source: Path = Arg(
-        ..., help="Source segments: seg_id,text CSV, a .tess file or a folder of them", exists=True
+    sources: List[str] = Arg(
+        ...,
+        help="Source segments: seg_id,text CSV, a .tess file or a folder of them, or a Bible "
+        "text (bible:kjv, bible:asv, ... any pythonbible translation; bible:vulgate, "
+        "bible:vulgate=DIR); several are indexed together",
     ),
     output: Path = Opt(..., "--output", "-o", help="Index directory to write"),
     authors: Optional[str] = Opt(
@@ -102,6 +119,16 @@ def intertext_index_cli(
         help="Lexical channel: also rank by the character n-grams of the words, LO-HI "
         "(e.g. 3-5), fused with the stems' ranking (empty: stems only)",
     ),
+    reuse: Optional[Path] = Opt(
+        None,
+        "--reuse",
+        help="An index (or a pipeline's intertext_matcher/index) of the same encoder whose "
+        "vectors are reused for the segments it holds",
+    ),
+    dense_dims: int = Opt(
+        0, "--dense-dims", help="Keep this many principal dimensions of the vectors (0: all)"
+    ),
+    int8: bool = Opt(False, "--int8", help="Store the vectors as int8 (a quarter of float32)"),
     stats: Optional[Path] = Opt(None, "--stats", help="Write the summary (timings) as JSON here"),
     as_json: bool = Opt(False, "--json", help="Print the summary as JSON"),
 ) -> None:
@@ -111,9 +138,10 @@ def intertext_index_cli(
 
     set_torch_threads()
     ngrams = _char_ngrams(chars)
-    segments = _read_segments(source, authors)
+    segments = [seg for source in sources for seg in _read_source(source, authors)]
     start = time.perf_counter()
     try:
+        reused = IntertextIndex.from_disk(reuse) if reuse is not None else None
         index = IntertextIndex.build(
             segments,
             model=model,
@@ -125,8 +153,11 @@ def intertext_index_cli(
             split_words=split_words if split_words > 0 else None,
             dense_units=dense_units,
             chars=ngrams,
+            reuse=reused,
         )
-    except ValueError as err:  # duplicate ids, --dense-units without what it needs
+        if dense_dims > 0 or int8:
+            index.compress(dense_dims if dense_dims > 0 else None, int8)
+    except (ValueError, FileNotFoundError) as err:  # duplicate ids, bad --reuse, ...
         msg.fail(str(err), exits=1)
     null_start = time.perf_counter()
     index.cfg[NULL_KEY] = estimate_null_threshold(index)

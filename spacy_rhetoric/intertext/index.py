@@ -6,7 +6,9 @@ On disk (a directory)::
     meta.json        settings: term kind, encoder, dimensions, fusion weights
     segments.jsonl   {"id", "text"} per source segment, in row order
     lexical.npz      the lexical channel (CSR rows, document frequencies, terms)
-    embeddings.npy   (n_segments, dim) float16 unit vectors (memory-mapped on load)
+    embeddings.npy   (n_segments, dim) float16 unit vectors (memory-mapped on load);
+                     or, ``compress``ed (``dense_storage`` in meta.json), int8 codes with
+                     embedding_scale.npy, and/or vectors projected by projection.npy
     unit_embeddings.npy, unit_rows.npy
                      optional (``dense_units``): float16 vectors of the sentences of
                      long segments, and the segment row of each (ascending)
@@ -72,6 +74,8 @@ LEXICAL_FILE = "lexical.npz"
 EMBEDDINGS_FILE = "embeddings.npy"
 UNIT_EMBEDDINGS_FILE = "unit_embeddings.npy"
 UNIT_ROWS_FILE = "unit_rows.npy"
+PROJECTION_FILE = "projection.npy"  # ``compress``: (dim, dims) float32
+SCALE_FILE = "embedding_scale.npy"  # ``compress`` with int8: (dims,) float32
 QUERY_ENCODER_DIR = "query_encoder"  # a query side tuned against this index (optional)
 CHANNELS = ("lexical", "dense")
 
@@ -120,6 +124,11 @@ class IntertextIndex:
         self.unit_embeddings: Optional[np.ndarray] = None
         self.unit_rows: Optional[np.ndarray] = None
         self._chars: Optional[CharIndex] = None  # ``chars``: built when first searched
+        # ``compress``: the projection of the vectors (dim, dims), and their int8 codes
+        # with one scale per dimension (None: whole float16 vectors)
+        self.projection: Optional[np.ndarray] = None
+        self.codes: Optional[np.ndarray] = None
+        self.scale: Optional[np.ndarray] = None
 
     @property
     def chars(self) -> Optional[CharIndex]:
@@ -265,6 +274,7 @@ class IntertextIndex:
         split_words: Optional[int] = None,
         dense_units: bool = False,
         chars: Optional[Tuple[int, int]] = None,
+        reuse: Optional["IntertextIndex"] = None,
     ) -> "IntertextIndex":
         """Build an index from source segments.
 
@@ -287,6 +297,9 @@ class IntertextIndex:
             segments (``add_dense_units``; needs ``split_words`` and ``dense``).
         chars (Optional[Tuple[int, int]]): the shortest and longest character n-gram
             of the lexical channel's second ranking (``chars.py``); None: stems only.
+        reuse (Optional[IntertextIndex]): an index of the same encoder whose vectors are
+            taken for the segments it holds with the same id and text (only the others
+            are encoded); its vectors must be whole (not ``compress``ed).
         RETURNS (IntertextIndex): the index.
         """
         if dense_units and not (dense and split_words is not None):
@@ -315,9 +328,25 @@ class IntertextIndex:
             if encoder is None:
                 encoder = load_encoder(model, max_seq_length)
             start = time.perf_counter()
-            embeddings = encode(encoder, texts, batch_size, progress, PASSAGE_PROMPT)
-            embeddings = embeddings.astype(np.float16)
+            known: Dict[int, int] = {}
+            if reuse is not None and reuse.has_dense:
+                if reuse.cfg.get("model") != model or reuse.cfg.get("dense_storage"):
+                    raise ValueError(
+                        f"intertext index: vectors can only be reused from an index of "
+                        f"{model} with whole vectors (that one: {reuse.cfg.get('model')})"
+                    )
+                for i, (seg_id, text) in enumerate(zip(ids, texts)):
+                    row = reuse.row_of.get(seg_id)
+                    if row is not None and reuse.texts[row] == text:
+                        known[i] = row
+            todo = [i for i in range(len(texts)) if i not in known]
+            fresh = encode(encoder, [texts[i] for i in todo], batch_size, progress, PASSAGE_PROMPT)
+            embeddings = np.zeros((len(texts), fresh.shape[1]), dtype=np.float16)
+            embeddings[todo] = fresh.astype(np.float16)
+            if known:
+                embeddings[list(known)] = np.asarray(reuse.embeddings[list(known.values())])
             timings["dense_s"] = time.perf_counter() - start
+            timings["reused_vectors"] = len(known)
         cfg = {
             "version": FORMAT_VERSION,
             "n_segments": len(ids),
@@ -347,6 +376,38 @@ class IntertextIndex:
             timings["dense_units_s"] = time.perf_counter() - start
         return index
 
+    def compress(self, dims: Optional[int] = None, int8: bool = True) -> None:
+        """Make the dense channel smaller, for an index that ships in a package: the
+        vectors projected onto their ``dims`` principal directions (an uncentred SVD of
+        the index's own vectors; queries are projected the same way, so a similarity is
+        the inner product of the projections) and/or stored as int8 with one scale per
+        dimension. The vectors in memory become what ``from_disk`` will read back.
+
+        dims (Optional[int]): dimensions kept (None: all).
+        int8 (bool): store int8 codes instead of float16.
+        """
+        if not self.has_dense:
+            raise ValueError("intertext index: only a dense channel can be compressed")
+        if self.unit_rows is not None or self.cfg.get("dense_storage"):
+            raise ValueError(
+                "intertext index: compress an index once, and one without --dense-units"
+            )
+        vectors = np.asarray(self.embeddings, dtype=np.float32)  # (n, dim)
+        storage: Dict[str, Any] = {"dtype": "int8" if int8 else "float16", "dim": vectors.shape[1]}
+        if dims is not None and dims < vectors.shape[1]:
+            _, _, vt = np.linalg.svd(vectors, full_matrices=False)
+            self.projection = vt[:dims].T.astype(np.float32)  # (dim, dims)
+            vectors = vectors @ self.projection
+            storage["dims"] = dims
+        if int8:
+            scale = np.maximum(np.abs(vectors).max(axis=0), 1e-8) / 127.0  # (dims,)
+            self.codes = np.round(vectors / scale).astype(np.int8)
+            self.scale = scale.astype(np.float32)
+            vectors = self.codes.astype(np.float32) * self.scale
+        self.embeddings = vectors.astype(np.float16)
+        self.cfg["dense_storage"] = storage
+        self.cfg["dim"] = int(self.embeddings.shape[1])
+
     def to_disk(self, path: Union[str, Path]) -> None:
         """Write the index to a directory (created if missing)."""
         path = Path(path)
@@ -356,9 +417,16 @@ class IntertextIndex:
             path / SEGMENTS_FILE, ({"id": i, "text": t} for i, t in zip(self.ids, self.texts))
         )
         np.savez(path / LEXICAL_FILE, **self.lexical.to_arrays())
-        if self.embeddings is not None:
+        for name in (PROJECTION_FILE, SCALE_FILE):
+            (path / name).unlink(missing_ok=True)
+        if self.embeddings is not None and self.codes is not None:
+            np.save(path / EMBEDDINGS_FILE, self.codes)
+            np.save(path / SCALE_FILE, self.scale)
+        elif self.embeddings is not None:
             np.save(path / EMBEDDINGS_FILE, np.asarray(self.embeddings, dtype=np.float16))
-        elif (path / EMBEDDINGS_FILE).exists():
+        if self.embeddings is not None and self.projection is not None:
+            np.save(path / PROJECTION_FILE, self.projection)
+        if self.embeddings is None and (path / EMBEDDINGS_FILE).exists():
             (path / EMBEDDINGS_FILE).unlink()
         if self.unit_rows is not None:
             np.save(path / UNIT_EMBEDDINGS_FILE, np.asarray(self.unit_embeddings, np.float16))
@@ -401,9 +469,20 @@ class IntertextIndex:
                 lexical = LexicalIndex.from_arrays(dict(arrays), cfg["kind"])
             embeddings = None
             file = path / EMBEDDINGS_FILE
-            if file.is_file():
+            storage = cfg.get("dense_storage") or {}
+            codes = scale = projection = None
+            if file.is_file() and storage.get("dtype") == "int8":
+                codes = np.load(file, allow_pickle=False)
+                file = path / SCALE_FILE
+                scale = np.load(file, allow_pickle=False)
+                embeddings = (codes.astype(np.float32) * scale).astype(np.float16)
+            elif file.is_file():
                 embeddings = np.load(file, mmap_mode="r" if mmap else None)
+            if embeddings is not None and storage.get("dims"):
+                file = path / PROJECTION_FILE
+                projection = np.load(file, allow_pickle=False)
             index = cls(ids, texts, lexical, embeddings, cfg)
+            index.codes, index.scale, index.projection = codes, scale, projection
             if (path / UNIT_ROWS_FILE).is_file():
                 file = path / UNIT_ROWS_FILE
                 unit_rows = np.load(file, allow_pickle=False)
@@ -435,8 +514,17 @@ class IntertextIndex:
             index if it has one, else by its bi-encoder with the query prompt.
         """
         if self.query_encoder is not None:
-            return self.query_encoder.encode(list(texts))
-        return encode(self.encoder, texts, progress=progress, prompt_name=QUERY_PROMPT)
+            vectors = self.query_encoder.encode(list(texts))
+        else:
+            vectors = encode(self.encoder, texts, progress=progress, prompt_name=QUERY_PROMPT)
+        return self.project(vectors)
+
+    def project(self, vectors: np.ndarray) -> np.ndarray:
+        """vectors (np.ndarray): (n, dim) unit query vectors of the encoder.
+        RETURNS (np.ndarray): them in the index's space (``compress``'s projection)."""
+        if self.projection is None:
+            return vectors
+        return (np.asarray(vectors, dtype=np.float32) @ self.projection).astype(np.float32)
 
     def search(
         self,

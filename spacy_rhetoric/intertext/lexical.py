@@ -188,10 +188,18 @@ class LexicalIndex:
         """Units' scores to their rows' (the best unit of each row)."""
         if self.unit_row is None:
             return units, vals
-        order = np.lexsort((units, -vals))
-        rows = self.unit_row[units[order]]
-        _, first = np.unique(rows, return_index=True)
-        return rows[first], vals[order][first]
+        if getattr(self, "_shared_unit", None) is None:
+            # units whose row has other units too (the rest map to their row one to one)
+            counts = np.bincount(self.unit_row, minlength=self.n_rows)
+            self._shared_unit = counts[self.unit_row] > 1
+        shared = self._shared_unit[units]
+        # only the units of split rows are sorted to find each row's best
+        units_s, vals_s = units[shared], vals[shared]
+        order = np.lexsort((units_s, -vals_s))
+        rows_s = self.unit_row[units_s[order]]
+        _, first = np.unique(rows_s, return_index=True)
+        rows = np.concatenate([self.unit_row[units[~shared]], rows_s[first]])
+        return rows, np.concatenate([vals[~shared], vals_s[order][first]])
 
     def score_rows(self, query: sparse.csr_matrix, rows: np.ndarray) -> np.ndarray:
         """The scores of given segments for one query (a row of ``query_matrix``).

@@ -1,0 +1,521 @@
+"""Real Bible quotations in running text (benchmarks/data/bible-quotations), linked by the
+shipped Bible indexes: which reranker and threshold (chosen on the dev halves and on
+synthetic quotations, never on test), and then, once, the test halves.
+
+English: the KJV index as shipped in ``en_rhetoric_intertext``; Latin: the Virgil +
+Vulgate index of ``la_rhetoric_intertext`` 0.2.0. A query is a gold sentence (``text``;
+rows with the same text are one query); a positive row is *found* when one of its verses
+is linked to its sentence; *precision* is the share of all links made on the gold
+sentences (quotations, allusions and negatives alike) whose verse is one of the
+sentence's gold verses (an unannotated quotation counts as wrong).
+
+Rerankers compared on dev (both read the candidates of the packaged reranker's fusion):
+``packaged``: the reranker trained on the Loci Similes links (Latin, Virgil and nine other
+authors; for an index without vectors, the lexical one trained on Virgil); ``bible``: a
+logistic reranker over the same features trained on synthetic quotations as positives
+(``embedded_quotations``: fragments of 4-12 words of verses put into sentences of the
+first part of the running text; English: 400 KJV fragments and 120 each of the ASV,
+Webster, Young's, Basic English and WEB, gold the KJV verse; Latin: 400 Vulgate
+fragments and 400 of the second Latin psalter of the Tesserae Vulgate, gold the Vulgate
+verse) with every candidate of that first part of the running text without scripture as
+negatives (English: UD English-EWT dev, first half; Latin: Caesar, Bellum Gallicum 2,
+and Cicero's Pro Archia, Pro Ligario and Pro Marcello, which can quote neither Virgil nor
+the Vulgate; the sentences dealt in turn to three thirds). Index kinds compared
+(English): the shipped one (lexical + int8 vectors) and one without vectors.
+Threshold: the lowest at which the second half of that running
+text gets at most ``--max-false`` links per 100 sentences and the dev precision is at
+least 0.9; the reranker with more dev rows found at its threshold is chosen. Test,
+once: the chosen reranker and threshold on the test halves; false links per 100
+sentences of EWT test (English) and of the third third of the Latin prose (Latin).
+
+Virgil (``--langs virgil``): the Loci Similes links to Virgil on the Latin index of
+Virgil and the Vulgate, with the chosen reranker and threshold and with the packaged one
+(which was trained on those links), so that the Vulgate's arrival is measured on Virgil too.
+
+Speed: load + link of a 10,000-token English text (EWT test sentences joined), what the
+intertext pipeline adds to ``analyze --lang en``.
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, Sequence, Tuple
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from spacy_rhetoric.intertext.bible import VULGATE_SUFFIX, read_bible  # noqa: E402
+from spacy_rhetoric.intertext.index import IntertextIndex  # noqa: E402
+from spacy_rhetoric.intertext.rerank import (  # noqa: E402
+    PACKAGED_DIR,
+    FeatureReranker,
+    apply_fusion,
+    pair_features,
+)
+
+GOLD = Path("data/bible-quotations")
+K, POOL = 10, 100
+
+
+def conllu_sentences(path: Path) -> List[str]:
+    return [
+        line[len("# text = ") :].strip()
+        for line in path.read_text("utf8").splitlines()
+        if line.startswith("# text = ")
+    ]
+
+
+def prose_sentences(folder: Path, authors: Sequence[str]) -> List[str]:
+    """The sentences (spaCy's sentencizer, 4 tokens or more) of some authors' files in
+    the data mirror's latin-prose folder, without the section numbers."""
+    import spacy
+
+    nlp = spacy.blank("la")
+    nlp.add_pipe("sentencizer")
+    out = []
+    for author in authors:
+        for file in sorted((folder / author).glob("*.txt")):
+            text = re.sub(r"\[\s*\d+\s*\]", " ", file.read_text("utf8"))
+            text = re.sub(r"\s+", " ", text)
+            out.extend(s.text.strip() for s in nlp(text).sents if len(s) >= 4)
+    return out
+
+
+def gold_queries(path: Path, split: str, suffix: str) -> List[Dict]:
+    """Gold rows of one split grouped by sentence: text, rows (kind, verses)."""
+    by_text: Dict[str, Dict] = {}
+    for line in path.read_text("utf8").splitlines():
+        row = json.loads(line)
+        if row["split"] != split:
+            continue
+        q = by_text.setdefault(row["text"], {"text": row["text"], "rows": []})
+        q["rows"].append(
+            {"id": row["id"], "kind": row["kind"], "verses": [v + suffix for v in row["verses"]]}
+        )
+    return list(by_text.values())
+
+
+class Searched:
+    """The candidates of some queries, with their features, searched once."""
+
+    def __init__(self, index: IntertextIndex, texts: Sequence[str], names):
+        start = time.perf_counter()
+        self.texts = list(texts)
+        self.hits = index.search(self.texts, K, POOL) if self.texts else []
+        self.features = [
+            pair_features(index, t, h, POOL, names) if h else np.zeros((0, len(names)))
+            for t, h in zip(self.texts, self.hits)
+        ]
+        self.labels = [[index.ids[c.row] for c in h] for h in self.hits]
+        self.seconds = time.perf_counter() - start
+
+    def links(self, reranker: FeatureReranker, threshold: float) -> List[List[str]]:
+        out = []
+        for feats, labels in zip(self.features, self.labels):
+            p = reranker.predict_proba(feats) if len(feats) else np.zeros(0)
+            out.append([lab for lab, q in zip(labels, p) if q >= threshold])
+        return out
+
+    def probabilities(self, reranker: FeatureReranker) -> List[np.ndarray]:
+        return [reranker.predict_proba(f) if len(f) else np.zeros(0) for f in self.features]
+
+
+def gold_scores(queries: List[Dict], links: List[List[str]]) -> Dict[str, float]:
+    found = {"quotation": [0, 0], "allusion": [0, 0]}
+    right = total = 0
+    for q, linked in zip(queries, links):
+        gold = {v for r in q["rows"] for v in r["verses"]}
+        right += sum(lab in gold for lab in linked)
+        total += len(linked)
+        for r in q["rows"]:
+            if r["kind"] in found:
+                found[r["kind"]][1] += 1
+                found[r["kind"]][0] += any(v in linked for v in r["verses"])
+    n_pos = found["quotation"][1] + found["allusion"][1]
+    return {
+        "found": (found["quotation"][0] + found["allusion"][0]) / max(1, n_pos),
+        "found_quotation": found["quotation"][0] / max(1, found["quotation"][1]),
+        "found_allusion": found["allusion"][0] / max(1, found["allusion"][1]),
+        "positives": n_pos,
+        "links": total,
+        "precision": right / total if total else 1.0,
+    }
+
+
+def retrieval_found(queries: List[Dict], searched: Searched) -> float:
+    hit = n = 0
+    for q, labels in zip(queries, searched.labels):
+        for r in q["rows"]:
+            if r["kind"] != "none":
+                n += 1
+                hit += any(v in labels for v in r["verses"])
+    return hit / max(1, n)
+
+
+def false_links(searched: Searched, reranker, threshold) -> float:
+    links = searched.links(reranker, threshold)
+    return 100.0 * sum(len(x) for x in links) / max(1, len(links))
+
+
+def choose_threshold(reranker, dev: Searched, dev_q, null: Searched, max_false: float):
+    """The lowest threshold meeting the false-link cap on ``null`` and precision >= 0.9
+    on dev (grid: every candidate probability of both)."""
+    grid = sorted(
+        {
+            round(float(p), 4)
+            for ps in dev.probabilities(reranker) + null.probabilities(reranker)
+            for p in ps
+        }
+        | {0.5, 0.99}
+    )
+    for t in grid:
+        if t < 0.05:
+            continue
+        if false_links(null, reranker, t) <= max_false:
+            scores = gold_scores(dev_q, dev.links(reranker, t))
+            if scores["precision"] >= 0.9:
+                return t, scores
+    return 1.01, gold_scores(dev_q, dev.links(reranker, 1.01))
+
+
+def embedded_quotations(
+    hosts: Sequence[str], sources: Sequence[Tuple[str, int]], n: int, seed: int = 1
+) -> List[Tuple[str, int]]:
+    """Synthetic quotations: ``n`` fragments of verses (4 to 12 consecutive words, or the
+    whole verse) put at a word boundary of a running-text sentence, each with the index
+    row of its verse. sources: (verse text in some translation, index row)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in rng.choice(len(sources), n, replace=len(sources) < n):
+        text, row = sources[i]
+        words = text.split()
+        size = int(rng.integers(4, 13))
+        start = int(rng.integers(0, max(1, len(words) - size + 1)))
+        fragment = " ".join(words[start : start + size])
+        host = hosts[int(rng.integers(len(hosts)))].split()
+        cut = int(rng.integers(0, len(host) + 1))
+        out.append((" ".join(host[:cut] + [fragment] + host[cut:]), row))
+    return out
+
+
+def train_bible_reranker(index, pairs: List[Tuple[str, int]], negatives: Searched, names, fusion):
+    searched = Searched(index, [t for t, _ in pairs], names)
+    X, y = [], []
+    for (_, row), feats, hits in zip(pairs, searched.features, searched.hits):
+        if len(feats):
+            X.append(feats)
+            y.append(np.asarray([c.row == row for c in hits], dtype=np.float64))
+    for feats in negatives.features:
+        if len(feats):
+            X.append(feats)
+            y.append(np.zeros(len(feats)))
+    reranker = FeatureReranker(
+        fusion=fusion,
+        features=names,
+        origin="trained on synthetic Bible quotations and running text without scripture",
+    )
+    reranker.fit(np.vstack(X), np.concatenate(y))
+    return reranker, {
+        "pair_queries": len(pairs),
+        "positives_retrieved": int(sum(v.sum() for v in y)),
+        "negative_sentences": len(negatives.texts),
+        "pairs_search_s": round(searched.seconds, 1),
+    }
+
+
+def run_language(
+    lang: str,
+    indexes: Dict[str, str],
+    full_dir: str,
+    null_texts: List[str],
+    pairs,
+    report_null: List[str],
+    args,
+    log,
+    split: int = 0,
+) -> Dict:
+    """Choose an index kind (``indexes``: name -> directory; "dense" is the shipped kind,
+    "lexical" an index without vectors), a reranker and a threshold on dev; test once."""
+    suffix = VULGATE_SUFFIX if lang == "la" else ""
+    gold_file = GOLD / ("latin.jsonl" if lang == "la" else "english.jsonl")
+    dev_q = gold_queries(gold_file, "dev", suffix)
+    half = split or len(null_texts) // 2
+    out: Dict = {"indexes": indexes, "candidates": {}}
+    kept = {}
+    for kind, index_dir in indexes.items():
+        index = IntertextIndex.from_disk(index_dir, mmap=False)
+        file = "reranker-multilingual-e5-small.json" if index.has_dense else "reranker-lexical.json"
+        packaged = FeatureReranker.from_dict(json.loads((PACKAGED_DIR / file).read_text()))
+        apply_fusion(index, packaged)
+        names = packaged.features
+        dev = Searched(index, [q["text"] for q in dev_q], names)
+        null_a = Searched(index, null_texts[:half], names)
+        null_b = Searched(index, null_texts[half:], names)
+        log(
+            f"{lang} {kind}: searched dev and running text "
+            f"({null_a.seconds + null_b.seconds:.0f} s)"
+        )
+        bible, training = train_bible_reranker(index, pairs, null_a, names, packaged.fusion)
+        out[f"{kind}_index"] = {
+            "segments": len(index),
+            "dev_retrieval_found_at_10": retrieval_found(dev_q, dev),
+            "bible_reranker_training": training,
+            "null_a_sentences": len(null_a.texts),
+            "null_b_sentences": len(null_b.texts),
+        }
+        for name, reranker in (("packaged", packaged), ("bible", bible)):
+            t, scores = choose_threshold(reranker, dev, dev_q, null_b, args.max_false)
+            key = f"{kind}/{name}"
+            out["candidates"][key] = {
+                "threshold": t,
+                "dev": scores,
+                "false_links_per_100_null_b": false_links(null_b, reranker, t),
+                "dev_at_own_threshold": gold_scores(dev_q, dev.links(reranker, reranker.threshold)),
+            }
+            kept[key] = (index, index_dir, reranker, names, dev)
+            log(f"{lang} {key}: {json.dumps(out['candidates'][key])}")
+    order = list(out["candidates"])  # ties: the first (the shipped kind, packaged reranker)
+    chosen = max(order, key=lambda n: (out["candidates"][n]["dev"]["found"], -order.index(n)))
+    index, index_dir, reranker, names, dev = kept[chosen]
+    threshold = out["candidates"][chosen]["threshold"]
+    out["chosen"] = {"candidate": chosen, "index": index_dir, "threshold": threshold}
+    export = FeatureReranker.from_dict(reranker.to_dict())
+    export.threshold = threshold
+    export.origin = (
+        reranker.origin or ""
+    ) + f"; threshold {threshold:.3f} chosen on the {lang} Bible quotations dev half"
+    Path(args.export_dir).mkdir(parents=True, exist_ok=True)
+    export_file = Path(args.export_dir) / f"reranker-bible-{lang}.json"
+    export_file.write_text(json.dumps(export.to_dict(), indent=1))
+    # storage: the whole float16 vectors against the shipped ones, on dev
+    if index.has_dense and full_dir and Path(full_dir).is_dir():
+        full = IntertextIndex.from_disk(full_dir, mmap=False)
+        apply_fusion(full, reranker)
+        full_dev = Searched(full, [q["text"] for q in dev_q], names)
+        out["dev_whole_vectors"] = {
+            "retrieval_found_at_10": retrieval_found(dev_q, full_dev),
+            **gold_scores(dev_q, full_dev.links(reranker, threshold)),
+        }
+        out["dev_shipped_vectors"] = {
+            "retrieval_found_at_10": retrieval_found(dev_q, dev),
+            **out["candidates"][chosen]["dev"],
+        }
+    out["_export"] = str(export_file)
+    if args.no_test:  # dev only (trying the script out): the test halves stay unread
+        return out
+    # test, once
+    test_q = gold_queries(gold_file, "test", suffix)
+    test = Searched(index, [q["text"] for q in test_q], names)
+    null_test = Searched(index, report_null, names)
+    out["test"] = {
+        **gold_scores(test_q, test.links(reranker, threshold)),
+        "retrieval_found_at_10": retrieval_found(test_q, test),
+        "null_sentences": len(report_null),
+        "false_links_per_100_sentences": false_links(null_test, reranker, threshold),
+        "per_row": [
+            {"id": r["id"], "kind": r["kind"], "linked": linked}
+            for q, linked in zip(test_q, test.links(reranker, threshold))
+            for r in q["rows"]
+        ],
+    }
+    log(f"{lang} test: {json.dumps({k: v for k, v in out['test'].items() if k != 'per_row'})}")
+    out["_export"] = str(export_file)
+    return out
+
+
+def english_speed(index_dir: str, reranker_file: str, texts: List[str]) -> Dict:
+    """Seconds to load the shipped kind of English pipeline (sentencizer +
+    intertext_matcher over the chosen index, with the chosen reranker) and to link a
+    10,000-token text (EWT test sentences joined)."""
+    import tempfile
+
+    import spacy
+
+    from spacy_rhetoric.intertext.pipeline import index_pipeline
+
+    words, chosen = 0, []
+    for t in texts:
+        chosen.append(t)
+        words += len(t.split())
+        if words >= 10000:
+            break
+    with tempfile.TemporaryDirectory() as tmp:
+        index_pipeline(index_dir, "en", reranker=reranker_file).to_disk(tmp)
+        start = time.perf_counter()
+        nlp = spacy.load(tmp)
+        load = time.perf_counter() - start
+        start, cpu = time.perf_counter(), time.process_time()
+        doc = nlp(" ".join(chosen))
+        run, run_cpu = time.perf_counter() - start, time.process_time() - cpu
+    return {
+        "tokens": len(doc),
+        "sentences": len(list(doc.sents)),
+        "load_s": round(load, 2),
+        "link_s": round(run, 2),
+        "link_cpu_s": round(run_cpu, 2),
+        "added_s": round(load + run, 2),
+        "links": len(doc.spans.get("intertext", [])),
+        "threads": os.environ.get("OMP_NUM_THREADS", "1"),
+    }
+
+
+def virgil_links(index_dir: str, labels: Path, rerankers: Dict[str, Tuple[str, float]]) -> Dict:
+    """The Loci Similes links to Virgil on the Latin index (Virgil + Vulgate): recall over
+    the links whose source is a line of Virgil, precision over every link made to any of
+    the 463 queries (a link outside the gold rows counts as wrong), per reranker
+    (name -> (file, threshold)). The packaged reranker was trained on these links."""
+    from spacy_rhetoric.corpora.loci_similes import convert_loci_similes
+    from spacy_rhetoric.intertext.train import source_rows
+
+    index = IntertextIndex.from_disk(index_dir, mmap=False)
+    conversion = convert_loci_similes(labels)
+    source_texts = {d.user_data["seg_id"]: d.text for d in conversion.splits["sources"]}
+    queries: Dict[str, str] = {}
+    items: Dict[str, List[set]] = {}
+    for split, docs in conversion.splits.items():
+        if split == "sources":
+            continue
+        for doc in docs:
+            q = doc.user_data["seg_id"]
+            queries[q] = doc.text
+            for link in doc.user_data["links"]:
+                if link["label"] == 1:
+                    rows = source_rows(index, link["source_id"], source_texts[link["source_id"]])
+                    if rows:
+                        items.setdefault(q, []).append(rows)
+    names = sorted(queries)
+    out: Dict = {"queries": len(names), "virgil_links": sum(len(v) for v in items.values())}
+    for name, (file, threshold) in rerankers.items():
+        reranker = FeatureReranker.from_dict(json.loads(Path(file).read_text()))
+        apply_fusion(index, reranker)
+        searched = Searched(index, [queries[q] for q in names], reranker.features)
+        links = searched.links(reranker, threshold)
+        found = right = total = 0
+        for q, linked in zip(names, links):
+            rows = {index.row_of[lab] for lab in linked}
+            gold = set().union(*items.get(q, [set()]))
+            found += sum(bool(r & rows) for r in items.get(q, []))
+            right += len(rows & gold)
+            total += len(rows)
+        out[name] = {
+            "threshold": threshold,
+            "recall": found / max(1, out["virgil_links"]),
+            "precision_all_queries": right / total if total else 1.0,
+            "links": total,
+            "vulgate_links": sum(lab.endswith(VULGATE_SUFFIX) for x in links for lab in x),
+        }
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--en-index", default="../training/intertext/kjv-index-shipped")
+    parser.add_argument("--en-full", default="../training/intertext/kjv-index")
+    parser.add_argument("--la-index", default="../training/intertext/virgil-vulgate-index-shipped")
+    parser.add_argument("--la-full", default="../training/intertext/virgil-vulgate-index")
+    parser.add_argument("--ud", default="../assets/ud/UD_English-EWT")
+    parser.add_argument(
+        "--latin-prose",
+        default=str(Path(os.environ.get("SPACY_RHETORIC_DATA", "../assets")) / "latin-prose"),
+    )
+    parser.add_argument("--en-lexical", default="", help="a KJV index without vectors, compared")
+    parser.add_argument("--max-false", type=float, default=1.0)
+    parser.add_argument("--no-test", action="store_true", help="choose on dev, read no test")
+    parser.add_argument("--export-dir", default="results/intertext_bible_rerankers")
+    parser.add_argument("--loci-similes", default="../assets/loci-similes/labels.csv")
+    parser.add_argument("--langs", default="en,la,virgil")
+    parser.add_argument("--output", default="results/intertext_bible_quotations.json")
+    args = parser.parse_args()
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    out: Dict = {"k": K, "max_false_links_per_100": args.max_false}
+    if Path(args.output).is_file():
+        out = {**json.loads(Path(args.output).read_text()), **out}
+    langs = args.langs.split(",")
+    if "en" in langs:
+        ud = Path(args.ud)
+        ewt_dev = conllu_sentences(ud / "en_ewt-ud-dev.conllu")
+        ewt_test = conllu_sentences(ud / "en_ewt-ud-test.conllu")
+        kjv = IntertextIndex.from_disk(args.en_index, mmap=False)
+        # training queries: fragments of the KJV (400) and of five other translations
+        # (120 each) put into EWT dev sentences of the first half (the reranker's
+        # negatives), each with its KJV verse
+        hosts = ewt_dev[: len(ewt_dev) // 2]
+        pairs = embedded_quotations(
+            hosts, [(t, kjv.row_of[r]) for r, t in read_bible("kjv").verses], 400
+        )
+        for seed, name in enumerate(("asv", "wbs", "ylt", "bbe", "web"), start=2):
+            verses = [(t, kjv.row_of[r]) for r, t in read_bible(name).verses if r in kjv.row_of]
+            pairs += embedded_quotations(hosts, verses, 120, seed)
+        indexes = {"dense": args.en_index}
+        if args.en_lexical:
+            indexes["lexical"] = args.en_lexical
+        out["en"] = run_language("en", indexes, args.en_full, ewt_dev, pairs, ewt_test, args, log)
+        out["en"]["speed"] = english_speed(
+            out["en"]["chosen"]["index"], out["en"]["_export"], ewt_test
+        )
+        log(f"en speed: {json.dumps(out['en']['speed'])}")
+        Path(args.output).write_text(json.dumps(out, indent=2))
+    if "la" in langs:
+        prose = prose_sentences(Path(args.latin_prose), ("caesar", "cicero"))
+        thirds = [prose[i::3] for i in range(3)]
+        latin = IntertextIndex.from_disk(args.la_index, mmap=False)
+        from spacy_rhetoric.intertext.bible import vulgate_dir
+
+        second = [
+            line
+            for line in (vulgate_dir() / "jerome.vulgate.part.21a.old_latin_psalms.tess")
+            .read_text("utf8")
+            .splitlines()
+            if line.strip()
+        ]
+        pairs_all = []
+        for line in second:
+            m = re.match(r"<Vulgate Old Latin Psalms\.(\d+)\.(\d+)>\s*(.*)", line)
+            label = f"Psalms {int(m.group(1))}:{int(m.group(2))}{VULGATE_SUFFIX}" if m else None
+            if label in latin.row_of and m.group(3).strip():
+                pairs_all.append((m.group(3).strip(), latin.row_of[label]))
+        # training queries: fragments of the Vulgate (400) and of the second psalter (400)
+        # put into the first third's sentences, each with its Vulgate verse
+        vulgate = [
+            (latin.texts[r], r) for r, i in enumerate(latin.ids) if i.endswith(VULGATE_SUFFIX)
+        ]
+        pairs = embedded_quotations(thirds[0], vulgate, 400)
+        pairs += embedded_quotations(thirds[0], pairs_all, 400, 2)
+        out["la"] = run_language(
+            "la",
+            {"dense": args.la_index},
+            args.la_full,
+            thirds[0] + thirds[1],
+            pairs,
+            thirds[2],
+            args,
+            log,
+            split=len(thirds[0]),
+        )
+        out["la"]["prose_sentences"] = len(prose)
+    if "virgil" in langs:
+        packaged = PACKAGED_DIR / "reranker-multilingual-e5-small.json"
+        chosen = Path(args.export_dir) / "reranker-bible-la.json"
+        out["la_virgil"] = virgil_links(
+            args.la_index,
+            Path(args.loci_similes),
+            {
+                "chosen": (str(chosen), json.loads(chosen.read_text())["threshold"]),
+                "packaged": (str(packaged), json.loads(packaged.read_text())["threshold"]),
+            },
+        )
+        log(f"la virgil: {json.dumps(out['la_virgil'])}")
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.output).write_text(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
