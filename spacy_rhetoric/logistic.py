@@ -38,8 +38,10 @@ class LogisticRegression:
     def is_fitted(self) -> bool:
         return self.weights is not None
 
-    def fit(self, X: Any, y: Any) -> "LogisticRegression":
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "LogisticRegression":
         """X (array [n, d]): features. y (array [n]): 0/1 or booleans.
+        sample_weight (Optional[array [n]]): each example's loss term is multiplied by its
+            weight (and the feature scaling is weighted alike); None: all 1.
         RETURNS (LogisticRegression): self.
         RAISES ValueError: no examples, or only one class.
         """
@@ -47,15 +49,21 @@ class LogisticRegression:
         target = numpy.asarray(y, dtype="float64")
         if len(X) == 0 or target.min() == target.max():
             raise ValueError("LogisticRegression: training needs examples of both classes")
-        self.mean = X.mean(0)
-        std = X.std(0)
+        if sample_weight is None:
+            given = numpy.ones_like(target)
+            self.mean = X.mean(0)
+            std = X.std(0)
+        else:
+            given = numpy.asarray(sample_weight, dtype="float64")
+            self.mean = numpy.average(X, axis=0, weights=given)
+            std = numpy.sqrt(numpy.average((X - self.mean) ** 2, axis=0, weights=given))
         self.scale = numpy.where(std > MIN_SCALE, std, 1.0)
         Z = (X - self.mean) / self.scale
         if self.balanced:
             rate = target.mean()
-            weight = numpy.where(target == 1, 0.5 / rate, 0.5 / (1 - rate))
+            weight = given * numpy.where(target == 1, 0.5 / rate, 0.5 / (1 - rate))
         else:
-            weight = numpy.ones_like(target)
+            weight = given
         C = self.C
 
         def loss(theta: numpy.ndarray):

@@ -39,7 +39,6 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 import numpy
 import srsly
-from scipy.optimize import minimize
 from scipy.special import expit
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin
@@ -421,38 +420,6 @@ def training_weights(arrays: Dict[str, numpy.ndarray]) -> numpy.ndarray:
 # --- the model ---------------------------------------------------------------------------
 
 
-class WeightedLogistic(LogisticRegression):
-    """``spacy_rhetoric.logistic.LogisticRegression`` with a weight per example (the same
-    loss, each example's term multiplied by its weight)."""
-
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "WeightedLogistic":
-        X = numpy.asarray(X, dtype="float64")
-        target = numpy.asarray(y, dtype="float64")
-        if len(X) == 0 or target.min() == target.max():
-            raise ValueError("LogisticRegression: training needs examples of both classes")
-        weight = (
-            numpy.ones_like(target)
-            if sample_weight is None
-            else numpy.asarray(sample_weight, dtype="float64")
-        )
-        self.mean = numpy.average(X, axis=0, weights=weight)
-        std = numpy.sqrt(numpy.average((X - self.mean) ** 2, axis=0, weights=weight))
-        self.scale = numpy.where(std > 1e-6, std, 1.0)
-        Z = (X - self.mean) / self.scale
-        C = self.C
-
-        def loss(theta: numpy.ndarray):
-            w, b = theta[:-1], theta[-1]
-            logits = Z @ w + b
-            value = C * numpy.sum(weight * (numpy.logaddexp(0.0, logits) - target * logits))
-            d = C * weight * (expit(logits) - target)
-            return value + 0.5 * w @ w, numpy.concatenate((Z.T @ d + w, [d.sum()]))
-
-        theta = minimize(loss, numpy.zeros(Z.shape[1] + 1), jac=True, method="L-BFGS-B").x
-        self.weights, self.bias = theta[:-1], float(theta[-1])
-        return self
-
-
 def with_languages(X: numpy.ndarray, langs: numpy.ndarray) -> numpy.ndarray:
     """RETURNS (numpy.ndarray): X with one 0/1 column per language of ``LANGUAGES``."""
     columns = numpy.stack([(langs == lang).astype("float64") for lang in LANGUAGES], axis=1)
@@ -480,7 +447,7 @@ class FittedFigure:
 
 
 def _fit_shared(X, y, w, langs, C) -> Tuple[Dict[str, numpy.ndarray], Dict[str, float]]:
-    model = WeightedLogistic(C=C).fit(with_languages(X, langs), y, w)
+    model = LogisticRegression(C=C).fit(with_languages(X, langs), y, w)
     linear = model.linear_weights()
     d = len(FEATURES)
     base, lang_w, intercept = linear[:d].copy(), linear[d:-1], float(linear[-1])
@@ -517,7 +484,7 @@ def fit_figure(
     for lang in LANGUAGES:
         rows = langs == lang
         if (y[rows] == 1).sum() >= MIN_PER_LANGUAGE and (y[rows] == 0).sum() >= MIN_PER_LANGUAGE:
-            model = WeightedLogistic(C=C).fit(X[rows], y[rows], w[rows])
+            model = LogisticRegression(C=C).fit(X[rows], y[rows], w[rows])
             linear = model.linear_weights()
             vector = linear[:-1].copy()
             per_b[lang] = float(linear[-1]) + vector[COLUMN["bias"]]
