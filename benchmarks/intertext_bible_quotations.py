@@ -328,10 +328,12 @@ def run_language(
     return out
 
 
-def english_speed(index_dir: str, reranker_file: str, texts: List[str]) -> Dict:
+def english_speed(index_dir: str, reranker_file: str, texts: List[str], pipeline: str = "") -> Dict:
     """Seconds to load the shipped kind of English pipeline (sentencizer +
-    intertext_matcher over the chosen index, with the chosen reranker) and to link a
-    10,000-token text (EWT test sentences joined)."""
+    intertext_matcher over the chosen index, with the chosen reranker; or the built
+    pipeline ``pipeline``, as ``analyze`` loads it) and to link a 10,000-token text (EWT
+    test sentences joined). Loading the encoder happens on the first doc, so it counts in
+    ``link_s``."""
     import tempfile
 
     import spacy
@@ -345,7 +347,10 @@ def english_speed(index_dir: str, reranker_file: str, texts: List[str]) -> Dict:
         if words >= 10000:
             break
     with tempfile.TemporaryDirectory() as tmp:
-        index_pipeline(index_dir, "en", reranker=reranker_file).to_disk(tmp)
+        if pipeline:
+            tmp = pipeline
+        else:
+            index_pipeline(index_dir, "en", reranker=reranker_file).to_disk(tmp)
         start = time.perf_counter()
         nlp = spacy.load(tmp)
         load = time.perf_counter() - start
@@ -361,7 +366,51 @@ def english_speed(index_dir: str, reranker_file: str, texts: List[str]) -> Dict:
         "added_s": round(load + run, 2),
         "links": len(doc.spans.get("intertext", [])),
         "threads": os.environ.get("OMP_NUM_THREADS", "1"),
+        "pipeline": pipeline or "built from the chosen index and reranker",
     }
+
+
+def english_profile(pipeline: str, texts: List[str]) -> Dict:
+    """Where the seconds of ``english_speed`` go: the built pipeline links the same
+    10,000-token text under cProfile; cumulative seconds of its steps (the encoder's
+    loading is inside ``encode_queries``)."""
+    import cProfile
+    import pstats
+
+    import spacy
+
+    words, chosen = 0, []
+    for t in texts:
+        chosen.append(t)
+        words += len(t.split())
+        if words >= 10000:
+            break
+    nlp = spacy.load(pipeline)
+    profiler = cProfile.Profile()
+    start = time.perf_counter()
+    profiler.enable()
+    doc = nlp(" ".join(chosen))
+    profiler.disable()
+    total = time.perf_counter() - start
+    stats = pstats.Stats(profiler).stats  # (file, line, function) -> (.., .., .., cumulative, ..)
+    steps = {
+        "encode_queries_s": ("intertext/index.py", "encode_queries"),
+        "encoder_load_s": ("intertext/dense.py", "load_encoder"),
+        "lexical_search_s": ("intertext/lexical.py", "search"),
+        "dense_search_s": ("intertext/index.py", "dense_topk"),
+        "rerank_s": ("intertext/rerank.py", "rerank"),
+    }
+    out: Dict = {
+        "pipeline": pipeline,
+        "sentences": len(list(doc.sents)),
+        "total_s": round(total, 2),
+    }
+    for key, (file, function) in steps.items():
+        out[key] = round(
+            sum(v[3] for k, v in stats.items() if k[0].endswith(file) and k[2] == function), 2
+        )
+    out["threads"] = os.environ.get("OMP_NUM_THREADS", "1")
+    return out
 
 
 def virgil_links(index_dir: str, labels: Path, rerankers: Dict[str, Tuple[str, float]]) -> Dict:
@@ -426,6 +475,15 @@ def main() -> None:
     parser.add_argument("--en-lexical", default="", help="a KJV index without vectors, compared")
     parser.add_argument("--max-false", type=float, default=1.0)
     parser.add_argument("--no-test", action="store_true", help="choose on dev, read no test")
+    parser.add_argument("--no-speed", action="store_true", help="skip the English speed")
+    parser.add_argument(
+        "--en-pipeline", default="", help="the built English pipeline whose speed is measured"
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="only profile the English pipeline's linking (en/speed_profile); reads no gold",
+    )
     parser.add_argument("--export-dir", default="results/intertext_bible_rerankers")
     parser.add_argument("--loci-similes", default="../assets/loci-similes/labels.csv")
     parser.add_argument("--langs", default="en,la,virgil")
@@ -439,6 +497,14 @@ def main() -> None:
     if Path(args.output).is_file():
         out = {**json.loads(Path(args.output).read_text()), **out}
     langs = args.langs.split(",")
+    if args.profile:
+        ewt_test = conllu_sentences(Path(args.ud) / "en_ewt-ud-test.conllu")
+        if "en" not in out or not Path(args.en_pipeline or "-").is_dir():
+            parser.error("--profile needs --en-pipeline and a results file with the en run")
+        out["en"]["speed_profile"] = english_profile(args.en_pipeline, ewt_test)
+        log(f"en profile: {json.dumps(out['en']['speed_profile'])}")
+        Path(args.output).write_text(json.dumps(out, indent=2))
+        return
     if "en" in langs:
         ud = Path(args.ud)
         ewt_dev = conllu_sentences(ud / "en_ewt-ud-dev.conllu")
@@ -458,10 +524,12 @@ def main() -> None:
         if args.en_lexical:
             indexes["lexical"] = args.en_lexical
         out["en"] = run_language("en", indexes, args.en_full, ewt_dev, pairs, ewt_test, args, log)
-        out["en"]["speed"] = english_speed(
-            out["en"]["chosen"]["index"], out["en"]["_export"], ewt_test
-        )
-        log(f"en speed: {json.dumps(out['en']['speed'])}")
+        if not args.no_speed:
+            pipeline = args.en_pipeline if Path(args.en_pipeline or "-").is_dir() else ""
+            out["en"]["speed"] = english_speed(
+                out["en"]["chosen"]["index"], out["en"]["_export"], ewt_test, pipeline
+            )
+            log(f"en speed: {json.dumps(out['en']['speed'])}")
         Path(args.output).write_text(json.dumps(out, indent=2))
     if "la" in langs:
         prose = prose_sentences(Path(args.latin_prose), ("caesar", "cicero"))

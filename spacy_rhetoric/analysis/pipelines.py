@@ -9,7 +9,7 @@ One :class:`Analyzer` per language holds
   ``figure_finder`` (rules and the package's scorer: no model to build),
   ``displacement_analyzer`` (if the base has a parser) and ``intertext_matcher`` (over
   the index given, else the language's shipped index, ``intertext-<lang>``: Virgil for
-  Latin);
+  Latin, the King James Version for English);
 - the parallelism pipeline (``parallelism-<lang>``), run as a second pipeline over the
   base tokens: it was trained on the datasets' own tokens and orthography (ASP: lower
   case, u for v, i for j), so each base doc is copied into its vocab with its words
@@ -61,7 +61,12 @@ COMPONENTS = ("base", "parallelism", "chiasmus", "figures", "displacement", "int
 LANGUAGE_MODELS: Dict[str, Dict[str, str]] = {
     "la": {"base": "base-la-udante", "parallelism": "parallelism-la", "intertext": "intertext-la"},
     "de": {"base": "base-de", "chiasmus": "chiasmus-de", "parallelism": "parallelism-xx"},
-    "en": {"base": "base-en", "chiasmus": "chiasmus-en", "parallelism": "parallelism-xx"},
+    "en": {
+        "base": "base-en",
+        "chiasmus": "chiasmus-en",
+        "parallelism": "parallelism-xx",
+        "intertext": "intertext-en",
+    },
     "zh": {"base": "base-zh", "parallelism": "parallelism-zh"},
 }
 # Languages for which chiasmus_finder runs with its hand-weighted rules where no trained
@@ -289,7 +294,8 @@ def build_analyzer(
     top_k (int): intertext candidates per segment that may become links.
     packaged_reranker (bool): for an index without a reranker, the packaged one that fits.
     shipped_index (bool): without ``index``, link to the language's shipped source index
-        (``intertext-<lang>``, e.g. Virgil for Latin) where it is installed.
+        (``intertext-<lang>``: Virgil for Latin, the King James Version for English)
+        where it is installed.
     skip (Iterable[str]): components not to run (``--skip``): any of SKIPPABLE.
     RETURNS (Analyzer): the pipelines and the notes.
     RAISES AnalyzeError: unknown language or component; an explicit model or the index
