@@ -6,10 +6,12 @@ Per language and split: EPM / MPBM / MBAWO / MWO P, R, F1 of the reported parall
 (``doc._.parallelisms``), and the EPM recall of the reports together with the review list
 (``doc.spans["parallelism_candidates"]``), both mapped onto the package's tokens. The
 package is the one ``analyze`` uses: ``la_rhetoric_parallelism`` for Latin,
-``xx_rhetoric_parallelism`` (zero-shot) for English and German. Nothing is chosen here.
+``xx_rhetoric_parallelism`` (zero-shot) for English and German. Nothing is chosen here:
+``--penalty LANG=VALUE`` scores a decoder ``outside_penalty`` chosen elsewhere (on the
+dev halves, by parallelism_recall_levers.py) instead of the package's.
 
     python parallelism_running_gold.py --gold data/parallelism-running \\
-        --output results/parallelism_running_gold.json
+        --output results/parallelism_running_gold.json [--penalty la=0.5]
 """
 
 import argparse
@@ -44,7 +46,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gold", type=Path, required=True)
     parser.add_argument("--output", type=Path, required=True)
+    parser.add_argument("--penalty", action="append", default=[], metavar="LANG=VALUE",
+                        help="score this outside_penalty instead of the package's")  # fmt: skip
     args = parser.parse_args()
+    penalties = {}
+    for spec in args.penalty:
+        lang, sep, value = spec.partition("=")
+        if not sep or lang not in PACKAGES:
+            parser.error(f"--penalty: expected LANG=VALUE with LANG in {sorted(PACKAGES)}, got {spec!r}")
+        try:
+            penalties[lang] = float(value)
+        except ValueError:
+            parser.error(f"--penalty: {value!r} is not a number")
 
     import spacy
 
@@ -52,8 +65,11 @@ def main() -> None:
     for lang, package in PACKAGES.items():
         rows = [json.loads(line) for line in (args.gold / f"{lang}.jsonl").open(encoding="utf8")]
         nlp = spacy.load(package)
+        tagger = nlp.get_pipe("parallelism_tagger")
+        tagger.cfg["outside_penalty"] = penalties.get(lang, tagger.cfg["outside_penalty"])
         docs = list(nlp.pipe(row["text"] for row in rows))
-        result[lang] = {"package": f"{package} {nlp.meta['version']}"}
+        result[lang] = {"package": f"{package} {nlp.meta['version']}",
+                        "outside_penalty": tagger.cfg["outside_penalty"]}  # fmt: skip
         for split in ("dev", "test"):
             reported, reviewed, tokens = [], [], 0
             for row, doc in zip(rows, docs):
