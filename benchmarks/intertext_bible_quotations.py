@@ -34,6 +34,15 @@ Virgil and the Vulgate, with the chosen reranker and threshold and with the pack
 
 Speed: load + link of a 10,000-token English text (EWT test sentences joined), what the
 intertext pipeline adds to ``analyze --lang en``.
+
+Precision (``--precision``, default the ``intertext_matcher``'s): the arithmetic every
+query of the run (dev, test, running text, training pairs, the speed text) is encoded
+in. With ``--en-reranker`` the shipped English reranker is also scored on dev at its own
+threshold with the same queries (``en/dev_shipped_reranker``), so that two precisions
+compare on one reranker; within the caps below it is also the first candidate, kept
+(and exported as it is) unless another finds more dev rows. ``--speed-precisions
+float32,auto`` only times the built English pipeline in each precision, alternating,
+``--speed-repeats`` times each (medians; reads no gold).
 """
 
 import argparse
@@ -50,6 +59,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from spacy_rhetoric.intertext.bible import VULGATE_SUFFIX, read_bible  # noqa: E402
+from spacy_rhetoric.intertext.component import DEFAULT_PRECISION  # noqa: E402
+from spacy_rhetoric.intertext.dense import cpu_precision  # noqa: E402
 from spacy_rhetoric.intertext.index import IntertextIndex  # noqa: E402
 from spacy_rhetoric.intertext.rerank import (  # noqa: E402
     PACKAGED_DIR,
@@ -245,10 +256,16 @@ def run_language(
     gold_file = GOLD / ("latin.jsonl" if lang == "la" else "english.jsonl")
     dev_q = gold_queries(gold_file, "dev", suffix)
     half = split or len(null_texts) // 2
-    out: Dict = {"indexes": indexes, "candidates": {}}
+    out: Dict = {
+        "indexes": indexes,
+        "precision": args.precision,
+        "precision_here": cpu_precision(args.precision),
+        "candidates": {},
+    }
     kept = {}
     for kind, index_dir in indexes.items():
         index = IntertextIndex.from_disk(index_dir, mmap=False)
+        index.query_precision = args.precision
         file = "reranker-multilingual-e5-small.json" if index.has_dense else "reranker-lexical.json"
         packaged = FeatureReranker.from_dict(json.loads((PACKAGED_DIR / file).read_text()))
         apply_fusion(index, packaged)
@@ -260,6 +277,40 @@ def run_language(
             f"{lang} {kind}: searched dev and running text "
             f"({null_a.seconds + null_b.seconds:.0f} s)"
         )
+        if kind == "dense" and getattr(args, f"{lang}_reranker", ""):
+            shipped = FeatureReranker.from_dict(
+                json.loads(Path(getattr(args, f"{lang}_reranker")).read_text())
+            )
+            if shipped.features == names and shipped.fusion == packaged.fusion:
+                t = shipped.threshold
+                out["dev_shipped_reranker"] = {
+                    "file": getattr(args, f"{lang}_reranker"),
+                    "threshold": t,
+                    "dev": gold_scores(dev_q, dev.links(shipped, t)),
+                    "dev_links": dev.links(shipped, t),
+                    "false_links_per_100_null_a": false_links(null_a, shipped, t),
+                    "false_links_per_100_null_b": false_links(null_b, shipped, t),
+                    "false_links_per_100_running_text": 100.0
+                    * (
+                        sum(map(len, null_a.links(shipped, t)))
+                        + sum(map(len, null_b.links(shipped, t)))
+                    )
+                    / max(1, len(null_a.texts) + len(null_b.texts)),
+                }
+                brief = {k: v for k, v in out["dev_shipped_reranker"].items() if k != "dev_links"}
+                log(f"{lang} shipped reranker on dev: {json.dumps(brief)}")
+                scores = out["dev_shipped_reranker"]["dev"]
+                if (
+                    out["dev_shipped_reranker"]["false_links_per_100_null_b"] <= args.max_false
+                    and scores["precision"] >= 0.9
+                ):  # within the caps: kept unless a new candidate finds more on dev
+                    out["candidates"][f"{kind}/shipped"] = {
+                        "threshold": t,
+                        "dev": scores,
+                        "false_links_per_100_null_b": brief["false_links_per_100_null_b"],
+                        "dev_at_own_threshold": scores,
+                    }
+                    kept[f"{kind}/shipped"] = (index, index_dir, shipped, names, dev)
         bible, training = train_bible_reranker(index, pairs, null_a, names, packaged.fusion)
         out[f"{kind}_index"] = {
             "segments": len(index),
@@ -279,22 +330,25 @@ def run_language(
             }
             kept[key] = (index, index_dir, reranker, names, dev)
             log(f"{lang} {key}: {json.dumps(out['candidates'][key])}")
-    order = list(out["candidates"])  # ties: the first (the shipped kind, packaged reranker)
+    # ties: the first (the shipped reranker, else the shipped kind's packaged reranker)
+    order = list(out["candidates"])
     chosen = max(order, key=lambda n: (out["candidates"][n]["dev"]["found"], -order.index(n)))
     index, index_dir, reranker, names, dev = kept[chosen]
     threshold = out["candidates"][chosen]["threshold"]
     out["chosen"] = {"candidate": chosen, "index": index_dir, "threshold": threshold}
     export = FeatureReranker.from_dict(reranker.to_dict())
-    export.threshold = threshold
-    export.origin = (
-        reranker.origin or ""
-    ) + f"; threshold {threshold:.3f} chosen on the {lang} Bible quotations dev half"
+    if not chosen.endswith("/shipped"):  # the shipped one is exported as it is
+        export.threshold = threshold
+        export.origin = (
+            reranker.origin or ""
+        ) + f"; threshold {threshold:.3f} chosen on the {lang} Bible quotations dev half"
     Path(args.export_dir).mkdir(parents=True, exist_ok=True)
     export_file = Path(args.export_dir) / f"reranker-bible-{lang}.json"
     export_file.write_text(json.dumps(export.to_dict(), indent=1))
     # storage: the whole float16 vectors against the shipped ones, on dev
     if index.has_dense and full_dir and Path(full_dir).is_dir():
         full = IntertextIndex.from_disk(full_dir, mmap=False)
+        full.query_precision = args.precision
         apply_fusion(full, reranker)
         full_dev = Searched(full, [q["text"] for q in dev_q], names)
         out["dev_whole_vectors"] = {
@@ -328,11 +382,25 @@ def run_language(
     return out
 
 
-def english_speed(index_dir: str, reranker_file: str, texts: List[str], pipeline: str = "") -> Dict:
+def speed_text(texts: List[str]) -> str:
+    """The first EWT test sentences up to 10,000 words, joined."""
+    words, chosen = 0, []
+    for t in texts:
+        chosen.append(t)
+        words += len(t.split())
+        if words >= 10000:
+            break
+    return " ".join(chosen)
+
+
+def english_speed(
+    index_dir: str, reranker_file: str, texts: List[str], pipeline: str = "", precision: str = ""
+) -> Dict:
     """Seconds to load the shipped kind of English pipeline (sentencizer +
     intertext_matcher over the chosen index, with the chosen reranker; or the built
     pipeline ``pipeline``, as ``analyze`` loads it) and to link a 10,000-token text (EWT
-    test sentences joined). Loading the encoder happens on the first doc, so it counts in
+    test sentences joined), with the queries encoded in ``precision`` (""; the
+    pipeline's own). Loading the encoder happens on the first doc, so it counts in
     ``link_s``."""
     import tempfile
 
@@ -340,12 +408,6 @@ def english_speed(index_dir: str, reranker_file: str, texts: List[str], pipeline
 
     from spacy_rhetoric.intertext.pipeline import index_pipeline
 
-    words, chosen = 0, []
-    for t in texts:
-        chosen.append(t)
-        words += len(t.split())
-        if words >= 10000:
-            break
     with tempfile.TemporaryDirectory() as tmp:
         if pipeline:
             tmp = pipeline
@@ -353,9 +415,12 @@ def english_speed(index_dir: str, reranker_file: str, texts: List[str], pipeline
             index_pipeline(index_dir, "en", reranker=reranker_file).to_disk(tmp)
         start = time.perf_counter()
         nlp = spacy.load(tmp)
+        matcher = nlp.get_pipe("intertext_matcher")
+        if precision:
+            matcher.cfg["precision"] = precision
         load = time.perf_counter() - start
         start, cpu = time.perf_counter(), time.process_time()
-        doc = nlp(" ".join(chosen))
+        doc = nlp(speed_text(texts))
         run, run_cpu = time.perf_counter() - start, time.process_time() - cpu
     return {
         "tokens": len(doc),
@@ -366,11 +431,39 @@ def english_speed(index_dir: str, reranker_file: str, texts: List[str], pipeline
         "added_s": round(load + run, 2),
         "links": len(doc.spans.get("intertext", [])),
         "threads": os.environ.get("OMP_NUM_THREADS", "1"),
+        "precision": matcher.cfg["precision"],
+        "precision_here": cpu_precision(matcher.cfg["precision"]),
         "pipeline": pipeline or "built from the chosen index and reranker",
     }
 
 
-def english_profile(pipeline: str, texts: List[str]) -> Dict:
+def english_speed_precisions(
+    pipeline: str, texts: List[str], precisions: Sequence[str], repeats: int
+) -> Dict:
+    """``english_speed`` of the built pipeline in each precision, alternating (one run of
+    each per round, ``repeats`` rounds), with the median of each and the links that
+    differ from the first precision's."""
+    runs: Dict[str, List[Dict]] = {p: [] for p in precisions}
+    for _ in range(repeats):
+        for p in precisions:
+            runs[p].append(english_speed("", "", texts, pipeline, p))
+    out: Dict = {"pipeline": pipeline, "repeats": repeats, "precisions": {}}
+    for p, rows in runs.items():
+        out["precisions"][p] = {
+            "precision_here": rows[0]["precision_here"],
+            "added_s_median": float(np.median([r["added_s"] for r in rows])),
+            "link_s_median": float(np.median([r["link_s"] for r in rows])),
+            "load_s_median": float(np.median([r["load_s"] for r in rows])),
+            "added_s": [r["added_s"] for r in rows],
+            "links": [r["links"] for r in rows],
+            "tokens": rows[0]["tokens"],
+            "sentences": rows[0]["sentences"],
+        }
+    out["threads"] = os.environ.get("OMP_NUM_THREADS", "1")
+    return out
+
+
+def english_profile(pipeline: str, texts: List[str], precision: str) -> Dict:
     """Where the seconds of ``english_speed`` go: the built pipeline links the same
     10,000-token text under cProfile; cumulative seconds of its steps (the encoder's
     loading is inside ``encode_queries``)."""
@@ -379,17 +472,13 @@ def english_profile(pipeline: str, texts: List[str]) -> Dict:
 
     import spacy
 
-    words, chosen = 0, []
-    for t in texts:
-        chosen.append(t)
-        words += len(t.split())
-        if words >= 10000:
-            break
     nlp = spacy.load(pipeline)
+    nlp.get_pipe("intertext_matcher").cfg["precision"] = precision
+    text = speed_text(texts)
     profiler = cProfile.Profile()
     start = time.perf_counter()
     profiler.enable()
-    doc = nlp(" ".join(chosen))
+    doc = nlp(text)
     profiler.disable()
     total = time.perf_counter() - start
     stats = pstats.Stats(profiler).stats  # (file, line, function) -> (.., .., .., cumulative, ..)
@@ -410,6 +499,7 @@ def english_profile(pipeline: str, texts: List[str]) -> Dict:
             sum(v[3] for k, v in stats.items() if k[0].endswith(file) and k[2] == function), 2
         )
     out["threads"] = os.environ.get("OMP_NUM_THREADS", "1")
+    out["precision"], out["precision_here"] = precision, cpu_precision(precision)
     return out
 
 
@@ -484,6 +574,23 @@ def main() -> None:
         action="store_true",
         help="only profile the English pipeline's linking (en/speed_profile); reads no gold",
     )
+    parser.add_argument(
+        "--precision",
+        default=DEFAULT_PRECISION,
+        choices=("float32", "bfloat16", "auto"),
+        help="the arithmetic of the query encoder (default: intertext_matcher's)",
+    )
+    parser.add_argument(
+        "--en-reranker",
+        default="../spacy_rhetoric/data/intertext/reranker-bible-en.json",
+        help="the shipped English reranker, also scored on dev at its own threshold",
+    )
+    parser.add_argument(
+        "--speed-precisions",
+        default="",
+        help="only time the built English pipeline in these precisions, e.g. float32,auto",
+    )
+    parser.add_argument("--speed-repeats", type=int, default=3)
     parser.add_argument("--export-dir", default="results/intertext_bible_rerankers")
     parser.add_argument("--loci-similes", default="../assets/loci-similes/labels.csv")
     parser.add_argument("--langs", default="en,la,virgil")
@@ -497,11 +604,22 @@ def main() -> None:
     if Path(args.output).is_file():
         out = {**json.loads(Path(args.output).read_text()), **out}
     langs = args.langs.split(",")
+    args.la_reranker = ""
+    if args.speed_precisions:
+        ewt_test = conllu_sentences(Path(args.ud) / "en_ewt-ud-test.conllu")
+        if "en" not in out or not Path(args.en_pipeline or "-").is_dir():
+            parser.error("--speed-precisions needs --en-pipeline and a results file with en")
+        out["en"]["speed_precisions"] = english_speed_precisions(
+            args.en_pipeline, ewt_test, args.speed_precisions.split(","), args.speed_repeats
+        )
+        log(f"en speed by precision: {json.dumps(out['en']['speed_precisions'])}")
+        Path(args.output).write_text(json.dumps(out, indent=2))
+        return
     if args.profile:
         ewt_test = conllu_sentences(Path(args.ud) / "en_ewt-ud-test.conllu")
         if "en" not in out or not Path(args.en_pipeline or "-").is_dir():
             parser.error("--profile needs --en-pipeline and a results file with the en run")
-        out["en"]["speed_profile"] = english_profile(args.en_pipeline, ewt_test)
+        out["en"]["speed_profile"] = english_profile(args.en_pipeline, ewt_test, args.precision)
         log(f"en profile: {json.dumps(out['en']['speed_profile'])}")
         Path(args.output).write_text(json.dumps(out, indent=2))
         return
@@ -527,8 +645,9 @@ def main() -> None:
         if not args.no_speed:
             pipeline = args.en_pipeline if Path(args.en_pipeline or "-").is_dir() else ""
             out["en"]["speed"] = english_speed(
-                out["en"]["chosen"]["index"], out["en"]["_export"], ewt_test, pipeline
-            )
+                out["en"]["chosen"]["index"], out["en"]["_export"], ewt_test, pipeline,
+                args.precision,
+            )  # fmt: skip
             log(f"en speed: {json.dumps(out['en']['speed'])}")
         Path(args.output).write_text(json.dumps(out, indent=2))
     if "la" in langs:

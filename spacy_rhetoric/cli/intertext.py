@@ -273,6 +273,12 @@ def intertext_pipeline_cli(
         help="A portable reranker file (intertext train --export, or a packaged one) to "
         "save instead of the index's own",
     ),
+    precision: Optional[str] = Opt(
+        None,
+        "--precision",
+        help="The query encoder's arithmetic: float32, bfloat16 or auto (bfloat16 where the "
+        "CPU computes it natively; default: the component's, auto)",
+    ),
 ) -> None:
     """Save a spaCy pipeline (sentencizer + intertext_matcher) with the index inside it,
     ready for `spacy package` or `spacy.load`."""
@@ -280,8 +286,9 @@ def intertext_pipeline_cli(
 
     try:
         nlp = index_pipeline(
-            index_dir, lang, k, name=name, description=description, reranker=reranker
-        )
+            index_dir, lang, k, name=name, description=description, reranker=reranker,
+            precision=precision,
+        )  # fmt: skip
     except ImportError:  # spacy.blank: no such language
         msg.fail(f"intertext pipeline: unknown language '{lang}' (a spaCy language code)", exits=1)
     except (FileNotFoundError, ValueError, KeyError, OSError) as err:

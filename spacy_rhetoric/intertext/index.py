@@ -120,6 +120,9 @@ class IntertextIndex:
         # the encoder once loaded; None: queries go through the bi-encoder as sources do
         self.query_encoder_path: Optional[Path] = None
         self._query_encoder: Any = None
+        # the arithmetic queries are encoded in (``dense.encoder_precision``): a setting of
+        # whoever searches (``intertext_matcher``'s precision), not of the index
+        self.query_precision = "float32"
         # ``dense_units``: sentence vectors of the long segments and the row of each
         self.unit_embeddings: Optional[np.ndarray] = None
         self.unit_rows: Optional[np.ndarray] = None
@@ -511,12 +514,17 @@ class IntertextIndex:
     def encode_queries(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
         """texts (Sequence[str]): query texts.
         RETURNS (np.ndarray): their unit vectors: by the query encoder tuned against this
-            index if it has one, else by its bi-encoder with the query prompt.
+            index if it has one (in float32), else by its bi-encoder with the query
+            prompt, in the arithmetic ``query_precision`` names ("float32", "bfloat16"
+            or "auto").
         """
         if self.query_encoder is not None:
             vectors = self.query_encoder.encode(list(texts))
         else:
-            vectors = encode(self.encoder, texts, progress=progress, prompt_name=QUERY_PROMPT)
+            vectors = encode(
+                self.encoder, texts, progress=progress, prompt_name=QUERY_PROMPT,
+                precision=self.query_precision,
+            )  # fmt: skip
         return self.project(vectors)
 
     def project(self, vectors: np.ndarray) -> np.ndarray:

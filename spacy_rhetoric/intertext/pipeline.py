@@ -21,6 +21,7 @@ def index_pipeline(
     name: str = "intertext",
     description: str = "",
     reranker: Optional[Union[str, Path]] = None,
+    precision: Optional[str] = None,
 ) -> Language:
     """Build the pipeline around an index (opened now, so a bad index fails here).
 
@@ -36,6 +37,8 @@ def index_pipeline(
         --export``, or a packaged one) saved with the component instead of the index's
         own; it carries the fusion it was trained with, so it must come from an index of
         the same kind (the same dense model, or lexical only).
+    precision (Optional[str]): the query encoder's arithmetic ("float32", "bfloat16",
+        "auto"; None: the component's default).
     RETURNS (Language): the pipeline; ``nlp.to_disk`` copies the index into it.
     RAISES FileNotFoundError, ValueError: the folder is not a readable index, or the
         reranker file is missing, malformed or carries no fusion.
@@ -48,6 +51,8 @@ def index_pipeline(
     nlp.add_pipe("sentencizer")
     config = {"index_path": str(index_dir), "k": k, "threshold": threshold,
               "store_index": True}  # fmt: skip
+    if precision is not None:
+        config["precision"] = precision
     matcher = nlp.add_pipe("intertext_matcher", config=config)  # opens the index on first use
     if chosen is not None:
         matcher.set_reranker(chosen)
