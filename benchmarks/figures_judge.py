@@ -50,7 +50,7 @@ LANGS = ("la", "de", "en", "zh")
 LANGUAGE_NAMES = {"la": "Latin", "de": "German", "en": "English", "zh": "Chinese"}
 TARGET_SHARE = 0.7
 TARGET_REPORTS = 10
-DATE = "2026-11-28"
+DATE = "2026-11-29"
 # one line per figure_finder label, shown on the sheet
 DEFINITIONS = {
     "anaphora": "the same word(s) open successive clauses or phrases",
@@ -103,13 +103,19 @@ def held_out_texts(lang: str, data_dir: Path) -> List[Tuple[str, str]]:
 
 # --texts fresh: running text that neither the calibration, the held-out rate nor the
 # first judged sample read (a second sample, after the first one's errors changed rules)
-TEXT_SOURCES = ("held-out", "fresh")
+TEXT_SOURCES = ("held-out", "fresh", "third")
 FRESH_ENGLISH = "ud/UD_English-EWT/en_ewt-ud-train.conllu"
 FRESH_GERMAN = "ud/UD_German-LIT/de_lit-ud-test.conllu"
 FRESH_CHINESE = "corpus/pse/test.spacy"  # in the repository, not the data mirror
 # Cicero prose in neither calibrate.LATIN_CALIBRATION, calibrate.LATIN_HELD_OUT nor the
 # figures gold set's sources (the mirror holds no Livy or Seneca)
 FRESH_LATIN = ("cicero.pro_sulla", "cicero.pro_plancio", "cicero.de_senectute")
+# --texts third (Latin and English): the fresh samples' errors (Latin alliteration on
+# names; English tag questions, article lists, doubled headings) changed the rules
+# again, so a third sample reads text no step has read: other Cicero, and the EWT train
+# docs after the ones the fresh samples read
+THIRD_LATIN = ("cicero.pro_murena", "cicero.pro_m_caelio", "cicero.in_l_pisonem")
+THIRD_ENGLISH_FROM_DOC = 124  # the fresh samples read en_ewt-ud-train docs 0-123
 FRESH_DESCRIPTION = {
     "en": "UD English-EWT train (en_ewt-ud-train.conllu; docs of ten sentences)",
     "de": "UD German-LIT test (de_lit-ud-test.conllu: Schlegel and Novalis, literary "
@@ -118,6 +124,13 @@ FRESH_DESCRIPTION = {
     "holding a gold passage left out)",
     "zh": "PSE-I test essays (corpus/pse/test.spacy, each doc's text: student paibi "
     "essays, a genre rich in figures)",
+}
+THIRD_DESCRIPTION = {
+    "la": "Tesserae " + ", ".join(THIRD_LATIN) + " (chunks of about 200 words; chunks "
+    "holding a gold passage left out)",
+    "en": f"UD English-EWT train from doc {THIRD_ENGLISH_FROM_DOC} on (en_ewt-ud-train.conllu; "
+    "docs of ten sentences; the fresh samples read docs 0-"
+    f"{THIRD_ENGLISH_FROM_DOC - 1})",
 }
 
 
@@ -130,7 +143,8 @@ HELD_OUT_DESCRIPTION = {
 
 
 def text_source(lang: str, texts_from: str) -> str:
-    return (FRESH_DESCRIPTION if texts_from == "fresh" else HELD_OUT_DESCRIPTION)[lang]
+    sources = {"fresh": FRESH_DESCRIPTION, "third": THIRD_DESCRIPTION}
+    return sources.get(texts_from, HELD_OUT_DESCRIPTION)[lang]
 
 
 def _gold_texts(lang: str) -> List[str]:
@@ -143,11 +157,14 @@ def _gold_texts(lang: str) -> List[str]:
         return []
 
 
-def fresh_texts(lang: str, data_dir: Path, tokens: Optional[int] = None) -> List[Tuple[str, str]]:
+def fresh_texts(
+    lang: str, data_dir: Path, tokens: Optional[int] = None, latin: Sequence[str] = FRESH_LATIN
+) -> List[Tuple[str, str]]:
     """Running text no earlier step read, in the held-out reader's docs.
 
     tokens (Optional[int]): the tokens wanted (a Latin text gives a third of them in
         words, at least ``calibrate.LATIN_TOKENS``).
+    latin (Sequence[str]): the Tesserae texts read for Latin.
     RETURNS (List[Tuple[str, str]]): (source doc, text) in order.
     RAISES FileNotFoundError: the text is not there.
     """
@@ -156,10 +173,10 @@ def fresh_texts(lang: str, data_dir: Path, tokens: Optional[int] = None) -> List
     if lang == "la":
         words = calibrate.LATIN_TOKENS
         if tokens is not None:
-            words = max(words, -(-tokens // len(FRESH_LATIN)))
+            words = max(words, -(-tokens // len(latin)))
         gold = _gold_texts("la")
         out = []
-        for name in FRESH_LATIN:
+        for name in latin:
             chunks, _ = calibrate.latin_texts(data_dir, [name], words, gold)
             out += [(f"Tesserae {name} chunk {i}", text) for i, text in enumerate(chunks)]
         return out
@@ -241,7 +258,11 @@ def marked(span: Any) -> str:
 
 
 def collect(
-    langs: Sequence[str], data_dir: Path, tokens: Optional[int], texts_from: str = "held-out"
+    langs: Sequence[str],
+    data_dir: Path,
+    tokens: Optional[int],
+    texts_from: str = "held-out",
+    skip_docs: int = 0,
 ) -> Tuple[Dict[str, List[dict]], Dict[str, dict]]:
     """Every report on each language's held-out text, or with ``texts_from="fresh"``
     its fresh text (``fresh_texts``): the first whole docs up to ``tokens`` tokens that
@@ -256,8 +277,16 @@ def collect(
     for lang in langs:
         if texts_from == "fresh":
             texts = fresh_texts(lang, data_dir, tokens)
+        elif texts_from == "third":
+            if lang not in THIRD_DESCRIPTION:
+                raise ValueError(f"--texts third reads Latin and English only, not {lang!r}")
+            if lang == "la":
+                texts = fresh_texts(lang, data_dir, tokens, THIRD_LATIN)
+            else:
+                texts = fresh_texts(lang, data_dir)[THIRD_ENGLISH_FROM_DOC:]
         else:
             texts = held_out_texts(lang, data_dir)
+        texts = texts[skip_docs:]  # docs an earlier sample of this source read
         nlp = base_pipeline(lang)
         mine: List[dict] = []
         n_tokens = n_docs = 0
@@ -368,6 +397,17 @@ def fresh_source(langs: Iterable[str]) -> str:
     )
 
 
+def third_source(langs: Iterable[str]) -> str:
+    return (
+        "A third sample (`--texts third`): the fresh samples' errors (Latin alliteration "
+        "on names; English tag questions, lists opening with articles, headings run into "
+        "the text) changed the rules, so this one reads text that no step read: "
+        + "; ".join(f"{LANGUAGE_NAMES[lang]}: {THIRD_DESCRIPTION[lang]}" for lang in langs)
+        + ". Read by each language's base pipeline and a `figure_finder` at its default "
+        "settings."
+    )
+
+
 def readme(
     read: Dict[str, dict],
     per_lang: int,
@@ -388,7 +428,9 @@ def readme(
             "Whether the figures `figure_finder` reports on running text are figures a "
             "rhetorician would mark (issue 59: right or partly for >= 70 % of the judged "
             "reports of each language, with >= 10 reports judged per language). "
-            + (fresh_source(read) if texts_from == "fresh" else HELD_OUT_SOURCE),
+            + {"fresh": fresh_source(read), "third": third_source(read)}.get(
+                texts_from, HELD_OUT_SOURCE
+            ),
             "",
             f'Every report (`doc.spans["figures"]`) of the first whole docs up to '
             f"{tokens if tokens is not None else 'all'} tokens per language was kept; at most "
@@ -542,7 +584,14 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         choices=TEXT_SOURCES,
         default="held-out",
         help="held-out: the figures evaluation's held-out text; fresh: text no earlier "
-        "step read (EWT train, German-LIT test, other Cicero, PSE-I test essays)",
+        "step read (EWT train, German-LIT test, other Cicero, PSE-I test essays); third: "
+        "Latin and English, text neither earlier sample read",
+    )
+    make.add_argument(
+        "--skip-docs",
+        type=int,
+        default=0,
+        help="leave out the first N docs of the text (those an earlier sample read)",
     )
     make.add_argument("--per-lang", type=int, default=30, help="at most K reports per language")
     make.add_argument("--seed", type=int, default=0)
@@ -558,7 +607,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             if args.per_lang < 1:
                 raise ValueError(f"--per-lang must be >= 1, got {args.per_lang}")
             langs = parse_langs(args.lang)
-            reports, read = collect(langs, args.data, args.tokens, args.texts)
+            if args.skip_docs < 0:
+                raise ValueError(f"--skip-docs must be >= 0, got {args.skip_docs}")
+            reports, read = collect(langs, args.data, args.tokens, args.texts, args.skip_docs)
             sheet, key = sample(reports, args.per_lang, args.seed)
             write_sheet(
                 args.out, sheet, key, read, args.per_lang, args.seed, args.tokens, args.texts

@@ -84,7 +84,7 @@ def test_sheet_is_blind_and_seeded(tiny, tmp_path):
         assert f"{item['score']}" not in sheet
     assert "[[" in sheet and "]]" in sheet and "**" in sheet
     assert "figure_finder" not in sheet and "score" not in sheet.lower()
-    assert "2026-11-28" in (out / "README.md").read_text(encoding="utf8")
+    assert tiny.DATE in (out / "README.md").read_text(encoding="utf8")
     again = tmp_path / "again"
     tiny.main(
         [

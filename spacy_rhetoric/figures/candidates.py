@@ -114,11 +114,12 @@ def series(keys: Sequence[Optional[Hashable]], max_step: int, min_size: int = 2)
             group[1] = i
             group[2] += 1
             continue
-        if group is not None:
+        if group is not None and group[2] >= min_size:
             close(key, group)
         open_[key] = [[i], i, 1]
     for key, group in open_.items():
-        close(key, group)
+        if group[2] >= min_size:
+            close(key, group)
     found.sort(key=lambda s: s.positions[0])
     return found
 

@@ -186,19 +186,14 @@ class FigureFinder(Pipe):
         words = doc_words(doc)
         cw = colon_words(words.is_word, seg.colon_of, len(seg))
         found: List[Candidate] = []
-        if wanted & set(repetition.FIGURES):
+        if not wanted.isdisjoint(repetition.FIGURES):
             found += repetition.repetition_candidates(doc, words, seg, cw, wanted)
-        if wanted & set(conjunction.FIGURES):
+        if not wanted.isdisjoint(conjunction.FIGURES):
             found += conjunction.conjunction_candidates(doc, words, seg, cw, wanted)
         if "alliteration" in wanted:
-            found += sound.alliteration_candidates(words, seg, cw)
+            found += sound.alliteration_candidates(words, seg, cw, doc)
         X = candidate_features(doc, words, seg, found)
-        scores = numpy.zeros(len(found), dtype="float32")
-        labels = numpy.asarray([c.figure for c in found], dtype=object)
-        model = self.scorer_for(doc)
-        for figure in set(labels.tolist()):
-            rows = numpy.flatnonzero(labels == figure)
-            scores[rows] = model(figure, X[rows], doc.lang_)
+        scores = self.scorer_for(doc).score([c.figure for c in found], X, doc.lang_)
         return found, X, scores
 
     def scorer_for(self, doc: Doc) -> FigureScorer:

@@ -22,6 +22,8 @@
   support is the members' first words.
 """
 
+import operator
+from itertools import repeat
 from typing import Dict, List, Optional, Set
 
 import numpy
@@ -58,6 +60,34 @@ def _conjunction_key(words: Words, p: int) -> Optional[str]:
     if words.lang == "la" and is_enclitic_que(form):
         return "-que"
     return None
+
+
+ENDS_QUE, VERB_ENDING, COMMA_OR_SPACE = 1, 2, 4  # bits of ``_form_bits``
+
+
+class _FormBits(dict):
+    """Bits of a normal form (``ENDS_QUE``, ``VERB_ENDING``, ``COMMA_OR_SPACE``), kept
+    across docs."""
+
+    def __missing__(self, form: str) -> int:
+        if len(self) > 1_000_000:
+            self.clear()
+        bits = (
+            ENDS_QUE * form.endswith("que")
+            + VERB_ENDING * (len(form) >= 4 and form.endswith(LATIN_VERB_ENDINGS))
+            + COMMA_OR_SPACE * (form in (",", "，") or not form.strip())
+        )
+        self[form] = bits
+        return bits
+
+
+_FORM_BITS = _FormBits()
+
+
+def _form_bits(words: Words) -> numpy.ndarray:
+    """RETURNS (numpy.ndarray): [n] the bits of each token's form."""
+    forms = words.forms
+    return numpy.fromiter(map(_FORM_BITS.__getitem__, forms), dtype=numpy.int64, count=len(forms))
 
 
 def polysyndeton_candidates(
@@ -107,7 +137,12 @@ def polysyndeton_candidates(
             return
         found.append(make_candidate("polysyndeton", members, [(p, p + 1) for p in conj], n_members))
 
-    for j, p in enumerate(cw.positions.tolist()):
+    # only conjunctions and (Latin) words ending in -que can be keyed; j is a word index
+    maybe = words.is_conj[cw.positions]
+    if words.lang == "la":
+        maybe = maybe | (_form_bits(words)[cw.positions] & ENDS_QUE != 0)
+    for j in numpy.flatnonzero(maybe).tolist():
+        p = int(cw.positions[j])
         key = _conjunction_key(words, p)
         if key is None:
             continue
@@ -122,23 +157,23 @@ def polysyndeton_candidates(
             group[1] = j
             group[2] += 1
             continue
-        if group is not None:
+        if group is not None and group[2] >= 2:
             close(key, group)
         open_[key] = [[p], j, 1, j]
     for key, group in open_.items():
-        close(key, group)
+        if group[2] >= 2:
+            close(key, group)
     found.sort(key=lambda c: c.start)
     return found
 
 
-def _separated(doc: Doc, seg: Segmentation, c: int) -> bool:
+def _separated(words: Words, seg: Segmentation, c: int) -> bool:
     """Whether colon c + 1 follows colon c after a list separator only (a sentence start
     the parser put after a comma does not count: "dediderim periculis omnibus, optulerim
-    insidiis, obiecerim invidiae")."""
-    between = [
-        doc[i].text
-        for i in range(int(seg.ends[c]), min(int(seg.starts[c + 1]), int(seg.ends[c]) + 4))
-    ]
+    insidiis, obiecerim invidiae"). Read on the normal forms: normalising changes no
+    punctuation and no space."""
+    end = int(seg.ends[c])
+    between = words.forms[end : min(int(seg.starts[c + 1]), end + 4)]
     return (
         bool(between)
         and all(t in SEPARATORS or not t.strip() for t in between)
@@ -146,13 +181,11 @@ def _separated(doc: Doc, seg: Segmentation, c: int) -> bool:
     )
 
 
-def _enumerated(doc: Doc, seg: Segmentation, c: int) -> bool:
+def _enumerated(words: Words, seg: Segmentation, c: int) -> bool:
     """Whether the enumeration comma 、 separates colon c from colon c + 1 (Chinese: an
-    ordinary list of names or things, not an asyndeton)."""
-    return any(
-        doc[i].text == "、"
-        for i in range(int(seg.ends[c]), min(int(seg.starts[c + 1]), int(seg.ends[c]) + 4))
-    )
+    ordinary list of names or things, not an asyndeton; read on the normal forms)."""
+    end = int(seg.ends[c])
+    return "、" in words.forms[end : min(int(seg.starts[c + 1]), end + 4)]
 
 
 def _verbal(words: Words, p: int) -> bool:
@@ -180,21 +213,36 @@ def verb_runs(doc: Doc, words: Words) -> List[List[Range]]:
     if words.pos is None and words.lang != "la":
         return []
     n = len(doc)
-    tags = numpy.asarray(words.pos if words.pos is not None else [""] * n, dtype=object)
     candidate = words.is_word & ~words.is_stop & ~words.is_conj
-    verbal = candidate & (tags == "VERB")
-    if words.lang == "la":
-        maybe = candidate & ~verbal & ~numpy.isin(tags, list(NOT_VERBAL))
-        for p in numpy.flatnonzero(maybe).tolist():
-            verbal[p] = _verbal(words, p)
+    if words.pos is not None:
+        verbal = candidate & numpy.fromiter(
+            map(operator.eq, words.pos, repeat("VERB")), dtype=bool, count=n
+        )
+    else:
+        verbal = numpy.zeros(n, dtype=bool)
+    bits: Optional[numpy.ndarray] = None
+    if words.lang == "la":  # untagged as a verb, not a noun or function word: by its ending
+        bits = _form_bits(words)
+        maybe = candidate & ~verbal
+        if words.pos is not None:
+            maybe &= ~numpy.fromiter(map(NOT_VERBAL.__contains__, words.pos), dtype=bool, count=n)
+        verbal |= maybe & (bits & VERB_ENDING != 0)
     if verbal.sum() < 3:
         return []
-    comma = numpy.asarray([f in (",", "，") or not f.strip() for f in words.forms], dtype=bool)
+    # three verbal words in a row among the words (commas are no words): needed for a run
+    in_words = verbal[words.is_word]
+    if not (in_words[:-2] & in_words[1:-1] & in_words[2:]).any():
+        return []
+    if bits is None:
+        bits = _form_bits(words)
+    comma = bits & COMMA_OR_SPACE != 0
     keep = ~comma  # commas and spaces do not break a run
     index = numpy.flatnonzero(keep)
     flags = verbal[index]
     found: List[List[Range]] = []
-    for a, e in runs(flags.tolist()):
+    if not (flags[:-2] & flags[1:-1] & flags[2:]).any():
+        return found  # no three adjacent verbs
+    for a, e in runs(flags):
         run = index[a:e].tolist()
         if len(run) >= 3 and len({words.forms[p] for p in run}) == len(run):
             found.append([(p, p + 1) for p in run[:MAX_MEMBERS]])
@@ -261,18 +309,17 @@ def asyndeton_candidates(
         connectives = CONNECTIVES.get(words.lang, frozenset())
         parsed = doc.has_annotation("DEP")
         opens = numpy.zeros(m, dtype=bool)  # the colon opens with a connective
-        for c in numpy.flatnonzero(fits & (cw.first >= 0)).tolist():
-            first = int(cw.first[c])
+        looked = numpy.flatnonzero(fits & (cw.first >= 0))
+        for c, first in zip(looked.tolist(), cw.first[looked].tolist()):
             opens[c] = words.forms[first] in connectives or (
                 parsed and doc[first].dep_ in ("mark", "cc")
             )
         run: List[int] = []
         zh = words.lang == "zh"
 
-        def close() -> None:
+        def close() -> None:  # a run of >= 3 cola
             if (
-                len(run) >= 3
-                and len(
+                len(
                     {tuple(words.forms[int(t)] for t in words_of(cw, c)) for c in run[:MAX_MEMBERS]}
                 )
                 > 1
@@ -287,19 +334,25 @@ def asyndeton_candidates(
                 )
             run.clear()
 
-        for c in range(m):
-            if not fits[c]:
-                close()
+        opens_list = opens.tolist()
+        for c, fit in enumerate(fits.tolist()):
+            if not fit:
+                if len(run) >= 3:
+                    close()
+                run.clear()
                 continue
             if run and not (
                 run[-1] == c - 1
-                and _separated(doc, seg, c - 1)
-                and not opens[c]
-                and not (zh and _enumerated(doc, seg, c - 1))
+                and not opens_list[c]
+                and _separated(words, seg, c - 1)
+                and not (zh and _enumerated(words, seg, c - 1))
             ):
-                close()
+                if len(run) >= 3:
+                    close()
+                run.clear()
             run.append(c)
-        close()
+        if len(run) >= 3:
+            close()
     taken: Set[int] = {t for c in found for s, e in c.members for t in range(s, e)}
     for members in verb_runs(doc, words):
         if not any(s in taken for s, _ in members):

@@ -77,10 +77,15 @@ FEATURES = (
 COLUMN = {name: i for i, name in enumerate(FEATURES)}
 
 
+# the one-hot column of each tagged POS
+POS_COLUMN = {tag: COLUMN[f"pos_{tag.lower()}"] for tag in POS_COLUMNS}
+
+
 def candidate_features(
     doc: Doc, words: Words, seg: Segmentation, candidates: Sequence[Candidate]
 ) -> numpy.ndarray:
-    """The feature rows of a doc's candidates.
+    """The feature rows of a doc's candidates: the doc's arrays are read once as Python
+    lists and each row is built as a list (no numpy call per candidate).
 
     doc (Doc): the doc.
     words (Words): its words (``words.doc_words``).
@@ -88,83 +93,72 @@ def candidate_features(
     candidates (Sequence[Candidate]): the candidates.
     RETURNS (numpy.ndarray): [k, len(FEATURES)] float32.
     """
-    X = numpy.zeros((len(candidates), len(FEATURES)), dtype="float32")
     if not candidates:
-        return X
+        return numpy.zeros((0, len(FEATURES)), dtype="float32")
     n = len(doc)
-    word_cum = numpy.r_[0, numpy.cumsum(words.is_word)]
-    breaks = numpy.r_[seg.boundary, False]  # break punctuation or a line break
-    break_cum = numpy.r_[0, numpy.cumsum(breaks[:n])]
-    stopish = words.is_stop | words.is_conj
-    sentence = seg.token_sentence
-    sent_ids, sent_first = numpy.unique(sentence, return_index=True)
-    sent_start = numpy.zeros(len(sent_ids) + 1, dtype=numpy.int64)
-    sent_start[sent_ids] = sent_first
-    sent_end = numpy.r_[sent_first[1:], n]
-    tagged = words.pos is not None
-    X[:, COLUMN["bias"]] = 1.0
-    X[:, COLUMN["tagged"]] = float(tagged)
-    for row, cand in enumerate(candidates):
-        x = X[row]
+    forms, pos, tagged = words.forms, words.pos, words.pos is not None
+    is_word = words.is_word.tolist()
+    codes = words.form_codes.tolist()
+    word_cum = numpy.concatenate(([0], numpy.cumsum(words.is_word))).tolist()
+    # break punctuation or a line break; the end of the doc closes a member too
+    breaks = seg.boundary.tolist() + [True]
+    break_cum = numpy.concatenate(([0], numpy.cumsum(seg.boundary))).tolist()
+    stopish = (words.is_stop | words.is_conj).tolist()
+    sentence = seg.token_sentence.tolist()
+    change = numpy.flatnonzero(numpy.diff(seg.token_sentence)) + 1
+    sent_start = numpy.concatenate(([0], change)).tolist()  # per sentence id
+    sent_end = numpy.concatenate((change, [n])).tolist()
+    rows = []
+    for cand in candidates:
+        x = [0.0] * len(FEATURES)
+        x[COLUMN["bias"]] = 1.0
+        x[COLUMN["tagged"]] = float(tagged)
         s0, e0 = cand.support[0] if cand.support else cand.members[0]
         if tagged:
-            tag = words.pos[s0]
-            name = f"pos_{tag.lower()}" if tag in POS_COLUMNS else "pos_other"
-            x[COLUMN[name]] = 1.0
+            x[POS_COLUMN.get(pos[s0], COLUMN["pos_other"])] = 1.0
         word_ranges = [(s, e) for s, e in cand.support if word_cum[e] - word_cum[s] > 0] or [
             (s0, e0)
         ]
-        stops = [
-            all(stopish[t] or not words.is_word[t] for t in range(s, e)) for s, e in word_ranges
-        ]
+        stops = [all(stopish[t] or not is_word[t] for t in range(s, e)) for s, e in word_ranges]
         x[COLUMN["stop"]] = sum(stops) / len(stops)
-        chars = sum(len(words.forms[t]) for t in range(s0, e0) if words.is_word[t])
+        chars = sum(len(forms[t]) for t in range(s0, e0) if is_word[t])
         x[COLUMN["word_chars"]] = min(chars, 12)
         x[COLUMN["short_word"]] = float(chars <= 2)
         support_words = [word_cum[e] - word_cum[s] for s, e in word_ranges]
         x[COLUMN["support_words"]] = min(sum(support_words) / len(support_words), 4)
         x[COLUMN["members"]] = min(cand.n_members, 10)
         x[COLUMN["extra_members"]] = min(max(cand.n_members - 2, 0), 8)
-        lengths = [max(int(word_cum[e] - word_cum[s]), 1) for s, e in cand.members]
+        lengths = [max(word_cum[e] - word_cum[s], 1) for s, e in cand.members]
         x[COLUMN["length_ratio"]] = min(lengths) / max(lengths)
         x[COLUMN["member_words"]] = math.log1p(sum(lengths) / len(lengths))
         x[COLUMN["span_tokens"]] = math.log1p(cand.end - cand.start)
         if len(cand.support) > 1:
-            gaps = [
-                max(int(word_cum[b] - word_cum[a]), 0)
-                for (_, a), (b, _) in zip(cand.support, cand.support[1:])
-            ]
+            pairs = list(zip(cand.support, cand.support[1:]))
+            gaps = [max(word_cum[b] - word_cum[a], 0) for (_, a), (b, _) in pairs]
             x[COLUMN["distance"]] = math.log1p(sum(gaps) / len(gaps))
-            punct = [
-                break_cum[b] - break_cum[a] > 0 if b > a else False
-                for (_, a), (b, _) in zip(cand.support, cand.support[1:])
-            ]
+            punct = [b > a and break_cum[b] - break_cum[a] > 0 for (_, a), (b, _) in pairs]
             x[COLUMN["punct_between"]] = sum(punct) / len(punct)
-        followed = [bool(breaks[e]) if e < n else True for _, e in cand.members]
+        followed = [breaks[e] if e < n else True for _, e in cand.members]
         x[COLUMN["punct_boundaries"]] = sum(followed) / len(followed)
         start = cand.members[0][0]
-        sid = sentence[start] if n else 0
-        length = max(int(sent_end[sid] - sent_start[sid]), 1)
-        x[COLUMN["position"]] = (start - sent_start[sid]) / length
+        sid = sentence[start]
+        first = sent_start[sid]
+        x[COLUMN["position"]] = (start - first) / max(sent_end[sid] - first, 1)
         first_word = start
-        while first_word > sent_start[sid] and not words.is_word[first_word - 1]:
+        while first_word > first and not is_word[first_word - 1]:
             first_word -= 1
-        x[COLUMN["sentence_start"]] = float(first_word == sent_start[sid])
+        x[COLUMN["sentence_start"]] = float(first_word == first)
         x[COLUMN["whole_cola"]] = float(cand.whole_cola)
-        distinct = {
-            " ".join(words.forms[t] for t in range(s, e) if words.is_word[t])
-            for s, e in word_ranges
-        }
+        distinct = {" ".join(forms[t] for t in range(s, e) if is_word[t]) for s, e in word_ranges}
         x[COLUMN["distinct_words"]] = min(len(distinct), 6)
         x[COLUMN["cross_sentence"]] = float(sentence[cand.end - 1] != sentence[start])
-        support_tokens = [t for s, e in word_ranges for t in range(s, e) if words.is_word[t]]
+        support_tokens = [t for s, e in word_ranges for t in range(s, e) if is_word[t]]
         x[COLUMN["support_all_stop"]] = float(
             bool(support_tokens) and all(stopish[t] for t in support_tokens)
         )
         x[COLUMN["support_propn_num"]] = float(
             any(
-                (tagged and words.pos[t] in ("PROPN", "NUM"))
-                or not any(ch.isalpha() for ch in words.forms[t])
+                (tagged and pos[t] in ("PROPN", "NUM")) or not any(ch.isalpha() for ch in forms[t])
                 for t in support_tokens
             )
         )
@@ -173,14 +167,12 @@ def candidate_features(
             x[COLUMN["member_sentences"]] = sum(
                 a != b for a, b in zip(member_sent, member_sent[1:])
             ) / (len(member_sent) - 1)
-            sets = [
-                {int(words.form_codes[t]) for t in range(s, e) if words.is_word[t]}
-                for s, e in cand.members
-            ]
+            sets = [{codes[t] for t in range(s, e) if is_word[t]} for s, e in cand.members]
             union = set().union(*sets)
             if union:
                 x[COLUMN["identical_share"]] = len(set.intersection(*sets)) / len(union)
-    return X
+        rows.append(x)
+    return numpy.asarray(rows, dtype="float32")
 
 
 def feature_names() -> List[str]:

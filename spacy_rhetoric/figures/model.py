@@ -26,7 +26,7 @@ by the same content word ("nihil agis, nihil moliris, nihil cogitas") reach 0.9.
 
 import math
 from pathlib import Path
-from typing import Any, Dict, Iterable, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 import srsly
@@ -139,6 +139,8 @@ class FigureScorer:
         self.source = source
         self._vectors: Dict[str, numpy.ndarray] = {}
         self._language_vectors: Dict[Tuple[str, str], numpy.ndarray] = {}
+        # (figure, lang) -> (weights, bias, threshold), read once
+        self._params: Dict[Tuple[str, str], Tuple[numpy.ndarray, float, float]] = {}
         for name, spec in self.figures.items():
             self._vectors[name] = self._vector(name, spec.get("weights", {}))
             for lang, entry in spec.get("languages", {}).items():
@@ -163,9 +165,26 @@ class FigureScorer:
         spec = self.figures[figure]
         return dict(spec, **spec.get("languages", {}).get(lang or "", {}))
 
+    def _figure_params(
+        self, figure: str, lang: Optional[str]
+    ) -> Tuple[numpy.ndarray, float, float]:
+        """The weights, bias and threshold of a figure in a language (cached: the
+        figures are fixed once the scorer is built)."""
+        key = (figure, lang or "")
+        found = self._params.get(key)
+        if found is None:
+            spec = self._spec(figure, lang)
+            found = (
+                self._language_vectors.get(key, self._vectors[figure]),
+                float(spec.get("bias", 0.0)),
+                float(spec.get("threshold", DEFAULT_THRESHOLD)),
+            )
+            self._params[key] = found
+        return found
+
     def threshold(self, figure: str, lang: Optional[str] = None) -> float:
         """RETURNS (float): the figure's threshold (for the language, if calibrated)."""
-        return float(self._spec(figure, lang).get("threshold", DEFAULT_THRESHOLD))
+        return self._figure_params(figure, lang)[2]
 
     def __call__(self, figure: str, X: numpy.ndarray, lang: Optional[str] = None) -> numpy.ndarray:
         """The probabilities of candidates of one figure.
@@ -175,10 +194,28 @@ class FigureScorer:
         lang (Optional[str]): the doc's language (per-language bias where calibrated).
         RETURNS (numpy.ndarray): [k] probabilities, float32.
         """
-        spec = self._spec(figure, lang)
-        vector = self._language_vectors.get((figure, lang or ""), self._vectors[figure])
-        raw = numpy.asarray(X, dtype="float64") @ vector + float(spec.get("bias", 0.0))
+        vector, bias, _ = self._figure_params(figure, lang)
+        raw = numpy.asarray(X, dtype="float64") @ vector + bias
         return (1.0 / (1.0 + numpy.exp(-numpy.clip(raw, -50, 50)))).astype("float32")
+
+    def score(
+        self, figures: Sequence[str], X: numpy.ndarray, lang: Optional[str] = None
+    ) -> numpy.ndarray:
+        """The probabilities of candidates of any figures: one matrix product per figure
+        over all of its rows.
+
+        figures (Sequence[str]): [k] the label of each row.
+        X (numpy.ndarray): [k, len(FEATURES)] features.
+        lang (Optional[str]): the doc's language.
+        RETURNS (numpy.ndarray): [k] probabilities, float32.
+        """
+        scores = numpy.zeros(len(figures), dtype="float32")
+        rows: Dict[str, List[int]] = {}
+        for i, figure in enumerate(figures):
+            rows.setdefault(figure, []).append(i)
+        for figure, index in rows.items():
+            scores[index] = self(figure, X[index], lang)
+        return scores
 
     def to_dict(self) -> Dict[str, Any]:
         """RETURNS (Dict[str, Any]): the scorer as plain data (the scorer.json form)."""

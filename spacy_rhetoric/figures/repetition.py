@@ -37,7 +37,10 @@ i/j folded). Every rule is one pass over the cola or the words, with windows and
 * **epizeuxis** (*geminatio*, 反复): a unit of 1-3 words repeated immediately (punctuation
   between allowed: "Words, words, words"), unless an anadiplosis or gradatio already
   links the occurrences ("endurance, endurance produces"); in Chinese an immediately doubled single
-  character without punctuation between is reduplication (看看), not a figure.
+  character without punctuation between is reduplication (看看), not a figure; a word
+  doubled with nothing between and capitalised the second time only is a heading run into the text
+  ("security Security problems"), and weak words only (names, pronouns) repeated over a
+  sentence end are the next sentence's subject ("... coalition, MMA. MMA also captured").
 * **ploce** (diacope; 反复 with intervals): a content word repeated within
   ``PLOCE_WINDOW`` words, in one colon or adjacent cola, with occurrences not already
   the support of an edge, linking or epizeuxis candidate, and not spread over the
@@ -47,13 +50,15 @@ i/j folded). Every rule is one pass over the cola or the words, with windows and
   forms within ``POLYPTOTON_WINDOW`` words and ``POLYPTOTON_COLA`` cola (not Chinese).
 
 Every candidate then passes ``plausible`` (precision filters): edge figures on weak
-words only (articles, pronouns, names, numbers) not across sentences and inside one
-with >= 3 members; no identical members (duplicated lines) beyond short cola of one
-sentence; in Chinese no numeral, unit, date or name as support, and a 顶真 link of at
-least two characters unless the cola are short and parallel.
+words only (articles, pronouns, names, numbers) not across sentences and inside one with
+>= 3 members; on articles alone only where the members share a second word; no identical
+members (duplicated lines) beyond short cola of one sentence; in Chinese no numeral,
+unit, date or name as support, and a 顶真 link of at least two characters unless the cola
+are short and parallel.
 """
 
-from collections import deque
+import re
+from collections import Counter, deque
 from typing import Deque, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy
@@ -77,12 +82,37 @@ INNER_GAP = (2, 4)  # words from one occurrence to the next, inside one colon
 MAX_UNIT = 3
 PLOCE_WINDOW = 8
 POLYPTOTON_WINDOW = 10
-POLYPTOTON_COLA = 2  # cola apart ("soles occidere ...: nobis, cum semel occidit")
+POLYPTOTON_COLA = 3  # cola apart ("soles occidere et redire possunt: nobis, cum semel occidit")
+EPANALEPSIS_COLA = 4  # cola from the opening of a unit to its return at an end
+EPANALEPSIS_WORDS = 12  # words between the opening and the return
+FRAME_POS = frozenset(["DET", "ADP", "CCONJ", "SCONJ", "PART", "PUNCT", "NUM", "PROPN"])
 RECENT = 8  # earlier occurrences a word is compared with (polyptoton)
 WEAK_MIN_MEMBERS = 3  # members of an edge figure on weak words (inside one sentence)
 REFRAIN_MAX_TOKENS = 6  # identical members: only short cola inside one sentence
 ZH_SHORT_COLON = 6  # characters of the short parallel cola a one-character link may join
 ZH_MAX_LINK_COLON = 12  # characters of the longest colon a Chinese link may join
+ANSWER_WORDS = 3  # words of the answer of a question-and-answer symploce
+QUESTION_MARKS = frozenset(["?", "？"])
+SENTENCE_FINAL = frozenset([".", "!", "?", "…", "...", "。", "！", "？"])
+WEAK_RUN_MIN_MEMBERS = 4  # consecutive cola on one weak word: a figure across sentences
+BINCOUNT_LIMIT = 1_000_000  # largest value counted with numpy.bincount (else numpy.unique)
+
+# articles: an edge figure on them alone needs a second shared word ("a time ..., a
+# time ..."); "a drop ..., a deterioration ..., an increase ..." is a list, not a figure
+ARTICLES = {
+    "en": frozenset("a an the".split()),
+    "de": frozenset("der die das den dem des ein eine einen einem einer eines".split()),
+}
+# English auxiliaries: a pronoun returning right after one closes a tag question
+# ("They are ..., aren't they?") or a clause the grammar completes ("... being there")
+EN_AUXILIARIES = frozenset(
+    "am is are was were be been being do does did have has had will would shall should "
+    "can could may might must".split()
+)
+
+# a token of a file name, address or URL ("ENRON.XLS", "Compaq.com", "a@b.com"): its
+# repetition is a list of attachments or a header, not a figure
+MACHINE_TOKEN = re.compile(r"[@/\\]|[^\W\d_]\.[^\W\d_]{2}")
 
 EDGE = ("anaphora", "epiphora", "symploce")
 LINKING = ("anadiplosis", "gradatio")
@@ -185,7 +215,54 @@ def edge_candidates(
                         label, members, support, s.count, True, end=int(seg.ends[s.last])
                     )
                 )
+    found += question_symploce_candidates(doc, words, seg, cw)
     found += inner_anaphora_candidates(words, cw)
+    return found
+
+
+def _asks(words: Words, seg: Segmentation, c: int) -> bool:
+    """Whether a question mark closes colon c (read on the normal forms: normalising
+    changes no punctuation)."""
+    if c + 1 >= len(seg):
+        return False
+    return not QUESTION_MARKS.isdisjoint(words.forms[int(seg.ends[c]) : int(seg.starts[c + 1])])
+
+
+def question_symploce_candidates(
+    doc: Optional[Doc], words: Words, seg: Segmentation, cw: ColonWords
+) -> List[Candidate]:
+    """Symploce over question and answer (*Ad Herennium* 4.14.20: "Quis eos postulavit?
+    Appius. Quis produxit? Appius."): >= 2 exchanges, each a question (a colon closed by a
+    question mark) and its answer (the next colon, at most ``ANSWER_WORDS`` words, not
+    itself a question), sharing the question's first word and the answer's last; the
+    members are the exchanges, the support the question's opening and the answer."""
+    m = len(seg)
+    if doc is None or m < 4:
+        return []
+    codes = words.form_codes
+    keys: List[Optional[Tuple[int, int]]] = [None] * m
+    sized = (cw.count[:-1] >= 1) & (cw.count[1:] >= 1) & (cw.count[1:] <= ANSWER_WORDS)
+    for c in numpy.flatnonzero(sized).tolist():
+        if _asks(words, seg, c) and not _asks(words, seg, c + 1):
+            keys[c] = (int(codes[cw.first[c]]), int(codes[cw.last[c + 1]]))
+    if keys.count(None) == m:
+        return []
+    found: List[Candidate] = []
+    for s in series(keys, MAX_STEP):
+        if any(b - a < 2 for a, b in zip(s.positions, s.positions[1:])):
+            continue  # exchanges do not overlap
+        members = [(int(seg.starts[c]), int(seg.ends[c + 1])) for c in s.positions]
+        support: List[Range] = []
+        answers = [words_of(cw, c + 1) for c in s.positions]
+        tail = _shared(codes, answers, True, min(MAX_SHARED, min(len(w) for w in answers)))
+        for c, answer in zip(s.positions, answers):
+            support.append((int(cw.first[c]), int(cw.first[c]) + 1))
+            support.append((int(answer[-tail]), int(answer[-1]) + 1))
+        found.append(
+            make_candidate(
+                "symploce", members, support, s.count, False, end=int(seg.ends[s.last + 1])
+            )
+        )
     return found
 
 
@@ -218,18 +295,27 @@ def inner_anaphora_candidates(words: Words, cw: ColonWords) -> List[Candidate]:
     if len(positions) < INNER_MIN:
         return found
     # only words whose form occurs >= INNER_MIN times in their colon take part
-    pair = cw.colon.astype(numpy.int64) * (int(codes.max()) + 1) + codes[positions]
-    _, inverse, counts = numpy.unique(pair, return_inverse=True, return_counts=True)
-    keep = (counts[inverse.reshape(-1)] >= INNER_MIN) & ~words.is_conj[positions]
-    for j in numpy.flatnonzero(keep).tolist():
-        p, colon = int(positions[j]), int(cw.colon[j])
-        code = int(codes[p])
+    width = int(codes.max()) + 1
+    pair = cw.colon.astype(numpy.int64) * width + codes[positions]
+    if len(cw.count) * width <= BINCOUNT_LIMIT:  # counted by value
+        counts = numpy.bincount(pair)[pair]
+    else:
+        _, inverse, counts = numpy.unique(pair, return_inverse=True, return_counts=True)
+        counts = counts[inverse.reshape(-1)]
+    kept = numpy.flatnonzero((counts >= INNER_MIN) & ~words.is_conj[positions])
+    kept_tokens = positions[kept]
+    for j, colon, code, stop in zip(
+        kept.tolist(),
+        cw.colon[kept].tolist(),
+        codes[kept_tokens].tolist(),
+        words.is_stop[kept_tokens].tolist(),
+    ):
         run = open_.get(code)
         if (
             run is not None
             and run[1] == colon
             and lo_gap <= j - run[5] <= hi_gap
-            and (not words.is_stop[p] or len(run[0]) < 2 or j - run[5] == run[3])
+            and (not stop or len(run[0]) < 2 or j - run[5] == run[3])
         ):
             gap = j - run[5]
             if len(run[0]) < MAX_MEMBERS:
@@ -244,29 +330,6 @@ def inner_anaphora_candidates(words: Words, cw: ColonWords) -> List[Candidate]:
         close(run)
     found.sort(key=lambda c: c.start)
     return found
-
-
-def _word_overlap(words: Words, a: numpy.ndarray, b: numpy.ndarray, whole: bool = False) -> int:
-    """The most words (at most MAX_SHARED) that end ``a`` and begin ``b`` (``whole``: all
-    of ``a`` may be the overlap)."""
-    codes = words.form_codes
-    limit = min(MAX_SHARED, len(a) - (0 if whole else 1), len(b))
-    for k in range(limit, 0, -1):
-        if all(codes[a[len(a) - k + j]] == codes[b[j]] for j in range(k)):
-            return k
-    return 0
-
-
-def _related(words: Words, i: int, j: int) -> bool:
-    """Two content words of one lemma, or one stem, in different forms."""
-    if not (words.is_content[i] and words.is_content[j]):
-        return False
-    a, b = words.forms[i], words.forms[j]
-    if a == b:
-        return False
-    if words.lemmas is not None and words.lemmas[i] == words.lemmas[j]:
-        return True
-    return same_stem(a, b)
 
 
 def _char_overlap(doc: Doc, a: numpy.ndarray, b: numpy.ndarray) -> Tuple[int, int]:
@@ -315,24 +378,36 @@ def _zh_link_ok(doc: Doc, a: numpy.ndarray, b: numpy.ndarray) -> bool:
     return k >= 2 and max(la, lb) <= ZH_MAX_LINK_COLON
 
 
+def _zh_numeral_link(doc: Doc, a: numpy.ndarray, b: numpy.ndarray) -> bool:
+    """Chinese: whether short parallel cola are linked by a numeral ("道生一，一生二"); such a
+    link counts only inside a gradatio chain (``linking_candidates``)."""
+    text_a, text_b = _colon_text(doc, a), _colon_text(doc, b)
+    la, lb = len(text_a), len(text_b)
+    if not (la <= ZH_SHORT_COLON and lb <= ZH_SHORT_COLON and abs(la - lb) <= 2):
+        return False
+    return bool(text_a) and text_a[-1] == text_b[0] and is_zh_quantity(text_b[0])
+
+
+def _sentence_link(doc: Doc, seg: Segmentation, c: int) -> bool:
+    """Whether colon c, repeated whole at the start of colon c + 1, ends a sentence that
+    holds more before it, and colon c + 1 begins one that goes on: the end of one
+    sentence taken up by the next (顶真: "少年不识愁滋味，爱上层楼。爱上层楼，为赋新词强说愁"),
+    not an immediate repetition."""
+    if c < 1 or c + 2 >= len(seg):
+        return False
+    between = [doc[i].text for i in range(int(seg.ends[c]), int(seg.starts[c + 1]))]
+    if not any(t in SENTENCE_FINAL for t in between):
+        return False
+    before = [doc[i].text for i in range(int(seg.ends[c - 1]), int(seg.starts[c]))]
+    after = [doc[i].text for i in range(int(seg.ends[c + 1]), int(seg.starts[c + 2]))]
+    return not any(t in SENTENCE_FINAL for t in before + after)
+
+
 def _comma_only(doc: Doc, seg: Segmentation, c: int) -> bool:
     """Whether only a comma (or 、, or nothing) separates colon c from colon c + 1."""
     between = [doc[i].text for i in range(int(seg.ends[c]), int(seg.starts[c + 1]))]
     marks = [t for t in between if t.strip()]
     return all(t in (",", "，", "、") for t in marks)
-
-
-def _window_link(words: Words, a: numpy.ndarray, b: numpy.ndarray) -> Optional[Tuple[int, int]]:
-    """A content word of ``a`` equal (form or lemma) to one of ``b``: the pair of tokens,
-    the closest one first; None where there is none."""
-    codes = words.form_codes
-    for x in a[::-1].tolist():
-        if not words.is_content[x]:
-            continue
-        for y in b.tolist():
-            if words.is_content[y] and (codes[x] == codes[y] or _related(words, x, y)):
-                return x, y
-    return None
 
 
 def linking_candidates(
@@ -350,47 +425,92 @@ def linking_candidates(
     maybe = (cw.count[:-1] >= 1) & (cw.count[1:] >= 1)
     stopish = words.is_stop | words.is_conj
     links: List[Tuple[int, Range, Range]] = []  # (colon, support in it, support in the next)
+    numeral: Set[int] = set()  # Chinese links by a numeral: only inside a gradatio
+    # the words as lists, by word index (colon c: bounds[c] to bounds[c + 1])
+    bounds = cw.bounds
+    tokens = cw.positions.tolist()
+    code = codes[cw.positions].tolist()
+    content = words.is_content[cw.positions].tolist()
+    stopish_w = stopish[cw.positions].tolist()
+    conj = words.is_conj[cw.positions].tolist()
+    forms, lemmas = words.forms, words.lemmas
     for c in numpy.flatnonzero(maybe).tolist():
-        a, b = words_of(cw, c), words_of(cw, c + 1)
-        full_b = b
+        a0, a1, b1 = bounds[c], bounds[c + 1], bounds[c + 2]
+        b0 = a1  # the next colon's words follow
         skipped = 0  # leading conjunctions and stop words of the next ("and to virtue")
         if zh:  # a conjunction only (Chinese function characters may be the link)
-            skipped = int(len(b) > 1 and bool(words.is_conj[b[0]]))
+            skipped = int(b1 - b0 > 1 and conj[b0])
         else:
-            while skipped < MAX_LEAD and len(b) - skipped > 1 and stopish[b[skipped]]:
+            while skipped < MAX_LEAD and b1 - b0 - skipped > 1 and stopish_w[b0 + skipped]:
                 skipped += 1
-        b = b[skipped:]
-        if len(a) < MIN_EDGE_WORDS and (not skipped or _comma_only(doc, seg, c)):
+        bs = b0 + skipped
+        if a1 - a0 < MIN_EDGE_WORDS and (not skipped or _comma_only(doc, seg, c)):
             continue  # "Words, words": epizeuxis; "Vivis, et vivis": ploce
         if zh:  # by characters, over the tokens that can hold the overlap
+            a, b = words_of(cw, c), words_of(cw, c + 1)[skipped:]
             start, end = _char_overlap(doc, a[-ZH_MAX_OVERLAP:], b[:ZH_MAX_OVERLAP])
-            if start >= 0 and start > a[0] and _zh_link_ok(doc, a, b):
-                links.append((c, (start, int(a[-1]) + 1), (int(b[0]), end)))
-            continue
-        k = _word_overlap(words, a, b, whole=len(a) < MIN_EDGE_WORDS)
-        if k:
+            text_a = _colon_text(doc, a)
             if (
-                k == len(b)
-                and _comma_only(doc, seg, c)
-                and all(codes[a[len(a) - k + j]] == codes[b[j]] for j in range(k))
+                len(text_a) >= 2
+                and _colon_text(doc, b).startswith(text_a)
+                and _sentence_link(doc, seg, c)
             ):
+                stop = next(
+                    (int(t) + 1 for t in b if len(_colon_text(doc, b[b <= t])) >= len(text_a)),
+                    int(b[-1]) + 1,
+                )
+                links.append((c, (int(a[0]), int(a[-1]) + 1), (int(b[0]), stop)))
+                continue
+            if start < 0 or start <= a[0]:
+                continue
+            if _zh_link_ok(doc, a, b):
+                links.append((c, (start, int(a[-1]) + 1), (int(b[0]), end)))
+            elif _zh_numeral_link(doc, a, b):
+                links.append((c, (start, int(a[-1]) + 1), (int(b[0]), end)))
+                numeral.add(c)
+            continue
+        # the most words (at most MAX_SHARED) that end the colon and begin the next (all
+        # of a one-word colon)
+        k = min(MAX_SHARED, a1 - a0 - (0 if a1 - a0 < MIN_EDGE_WORDS else 1), b1 - bs)
+        while k > 0 and code[a1 - k : a1] != code[bs : bs + k]:
+            k -= 1
+        if k:
+            if k == b1 - bs and _comma_only(doc, seg, c):
                 continue  # "O Romeo, Romeo!": immediate repetition, epizeuxis
-            links.append((c, (int(a[-k]), int(a[-1]) + 1), (int(b[0]), int(b[k - 1]) + 1)))
+            link = (tokens[a1 - k], tokens[a1 - 1] + 1), (tokens[bs], tokens[bs + k - 1] + 1)
+            links.append((c, *link))
             continue
         # free word order: a content word among the last words of one colon and the first
-        # of the next, same form or one lemma ("virtutem industria, virtus gloriam")
-        pair = _window_link(words, a[-LINK_WINDOW:], b[:LINK_WINDOW])
+        # of the next, same form or one lemma ("virtutem industria, virtus gloriam"); the
+        # closest pair first
+        pair = None
+        for x in range(a1 - 1, max(a0, a1 - LINK_WINDOW) - 1, -1):
+            if not content[x]:
+                continue
+            for y in range(bs, min(b1, bs + LINK_WINDOW)):
+                if content[y] and (
+                    code[x] == code[y]
+                    or (lemmas is not None and lemmas[tokens[x]] == lemmas[tokens[y]])
+                    or same_stem(forms[tokens[x]], forms[tokens[y]])
+                ):
+                    pair = x, y
+                    break
+            if pair is not None:
+                break
         if pair is not None:
             x, y = pair
             # the same place in both cola is parallelism ("Das Wasser rauscht', das
             # Wasser schwoll": anaphora), not a link
-            if int(numpy.searchsorted(a, x)) != int(numpy.searchsorted(full_b, y)):
-                links.append((c, (x, x + 1), (y, y + 1)))
+            if x - a0 != y - b0:
+                links.append((c, (tokens[x], tokens[x] + 1), (tokens[y], tokens[y] + 1)))
     found: List[Candidate] = []
     chain: List[Tuple[int, Range, Range]] = []
 
     def close() -> None:
         if not chain:
+            return
+        if len(chain) < GRADATIO_MIN_LINKS and chain[0][0] in numeral:
+            chain.clear()
             return
         if len(chain) >= GRADATIO_MIN_LINKS:
             first_colon, last_colon = chain[0][0], chain[-1][0] + 1
@@ -439,7 +559,9 @@ def epizeuxis_candidates(
         if w <= k:
             break
         equal = (codes[:-k] == codes[k:]) & ~covered[:-k] & ~covered[k:]
-        for a, e in runs(equal.tolist()):
+        if not equal.any():
+            continue
+        for a, e in runs(equal):
             if e - a < k:
                 continue
             repetitions = (e - a) // k + 1
@@ -463,9 +585,11 @@ def epizeuxis_candidates(
                 for r in range(min(repetitions, MAX_MEMBERS))
             ]
             last = a + (repetitions - 1) * k
-            covered[a : last + k] = True
             if all(t in explained for s, e in occurrences for t in range(s, e)):
+                continue  # a link, not a repetition; a longer unit may still be one ("觚哉！觚哉")
+            if repetitions == 2 and _accidental_doubling(doc, words, occurrences, unit):
                 continue
+            covered[a : last + k] = True
             found.append(
                 make_candidate(
                     "epizeuxis",
@@ -477,6 +601,120 @@ def epizeuxis_candidates(
                 )
             )
     return found
+
+
+def _accidental_doubling(
+    doc: Doc, words: Words, occurrences: Sequence[Range], unit: Sequence[int]
+) -> bool:
+    """Whether two immediate occurrences are an accident of the text, not epizeuxis: a
+    word doubled with nothing between and capitalised the second time only (a heading
+    run into the text: "security Security problems"), capitalised words only with
+    nothing between (a name line doubled: "Dale Dale,"; "O Romeo, Romeo" has its
+    comma), or weak words only (names, pronouns, numbers) with a sentence end between
+    (the next sentence's subject: "MMA. MMA also")."""
+    (s0, e0), (s1, e1) = occurrences[0], occurrences[1]
+    first, second = doc[s0].text, doc[s1].text
+    if e0 == s1 and e0 - s0 == 1 and first[:1].islower() and second[:1].isupper():
+        return True  # "Me me, adsum qui feci": a sentence's first word doubled stays
+    capitals = [doc[t].text[:1].isupper() for t in range(s0, e1) if words.is_word[t]]
+    if e0 == s1 and words.lang != "zh" and capitals and all(capitals):
+        return True  # a name line doubled ("Dale Dale,"; "Sara Shackleton Sara Shackleton")
+    between = words.forms[e0:s1]  # normalising changes no punctuation
+    return not SENTENCE_FINAL.isdisjoint(between) and all(is_weak(words, t) for t in unit)
+
+
+def epanalepsis_candidates(words: Words, seg: Segmentation, cw: ColonWords) -> List[Candidate]:
+    """Ploce at opposite edges (epanalepsis; Peacham's "echo sound", Puttenham's "slow
+    return"): a unit of 1-``MAX_UNIT`` words opening a colon returns as the end of the
+    same colon or of one at most ``EPANALEPSIS_COLA`` cola later in the same sentence,
+    with 1-``EPANALEPSIS_WORDS`` words between ("Nothing will come of nothing"; "To be, or
+    not to be"; "Once more unto the breach, dear friends, once more"; "Ich grolle nicht,
+    … ich grolle nicht"). Function words count here (the handbooks' examples are
+    pronouns and auxiliaries), but a unit needs one word that is no article,
+    preposition, conjunction, particle, number or name. Not Chinese (its word
+    segmentation decides nothing here)."""
+    if words.lang == "zh":
+        return []
+    codes = words.form_codes
+    sentence = seg.token_sentence
+    found: List[Candidate] = []
+    m = len(seg)
+
+    if not m or not len(cw.positions):
+        return found
+    # a return needs the unit's first word among the last MAX_UNIT words of a colon at
+    # most EPANALEPSIS_COLA cola on: only cola passing this test are searched
+    first_code = numpy.where(cw.count >= 1, codes[numpy.maximum(cw.first, 0)], -1)
+    ends = numpy.asarray(cw.bounds[1:])
+    # possible[k - 1, c]: a unit of k words opening colon c may return (its first word is
+    # the k-th last word of a colon at most EPANALEPSIS_COLA cola on)
+    possible = numpy.zeros((MAX_UNIT, m), dtype=bool)
+    for k in range(1, MAX_UNIT + 1):
+        end_code = numpy.where(cw.count >= k, codes[cw.positions[numpy.maximum(ends - k, 0)]], -2)
+        for offset in range(min(EPANALEPSIS_COLA + 1, m)):
+            possible[k - 1, : m - offset] |= first_code[: m - offset] == end_code[offset:]
+    opening = possible.any(axis=0)
+    if not opening.any():
+        return found
+    # the words as lists, by word index (colon c: bounds[c] to bounds[c + 1])
+    bounds = cw.bounds
+    tokens = cw.positions.tolist()
+    code = codes[cw.positions].tolist()
+    conj = words.is_conj[cw.positions].tolist()
+    in_sentence = sentence[cw.positions].tolist()
+    pos = words.pos
+
+    def framing(start: int, stop: int) -> bool:
+        if all(conj[start:stop]):
+            return False
+        if pos is None:
+            return True
+        return any(pos[t] not in FRAME_POS for t in tokens[start:stop])
+
+    for c in numpy.flatnonzero(opening).tolist():
+        a0, a1 = bounds[c], bounds[c + 1]
+        s_a = in_sentence[a0]
+        for k in range(min(MAX_UNIT, a1 - a0), 0, -1):
+            if not possible[k - 1, c] or not framing(a0, a0 + k):
+                continue
+            unit = code[a0 : a0 + k]
+            hit = -1  # the word index of the return
+            for d in range(c, min(m, c + EPANALEPSIS_COLA + 1)):
+                b0, b1 = bounds[d], bounds[d + 1]
+                if b1 - b0 < k or in_sentence[b1 - 1] != s_a:
+                    if b1 > b0 and in_sentence[b0] != s_a:
+                        break
+                    continue
+                lo = a0 + k  # the words between: lo to hi
+                hi = b1 - k
+                if (
+                    1 <= hi - lo <= EPANALEPSIS_WORDS
+                    and code[hi:b1] == unit
+                    # other words between, not the unit again ("word, word, word")
+                    and not set(code[lo:hi]).issubset(unit)
+                ):
+                    hit = hi
+                    break
+            if hit >= 0 and k == 1 and _after_auxiliary(words, tokens[hit]):
+                hit = -1
+            if hit >= 0:
+                u = (tokens[a0], tokens[a0 + k - 1] + 1)
+                v = (tokens[hit], tokens[hit + k - 1] + 1)
+                found.append(make_candidate("ploce", [(u[0], v[0]), v], [u, v], 2))
+                break
+    return found
+
+
+def _after_auxiliary(words: Words, t: int) -> bool:
+    """English: whether the word at ``t`` follows an auxiliary or a negated one: a
+    one-word return there is grammar (a tag question, "They are ..., aren't they?"; a
+    clause completed, "There have no business being there"), not a figure."""
+    if words.lang != "en" or t == 0:
+        return False
+    before = words.forms[t - 1].lower()
+    if words.pos is not None and words.pos[t - 1] == "AUX":
+        return True
+    return before in EN_AUXILIARIES or before.endswith("n't")
 
 
 def _stretches(occurrences: Sequence[int]) -> List[Range]:
@@ -507,11 +745,13 @@ def ploce_candidates(
     colon_of[cw.positions] = cw.colon
 
     def close(group: List) -> None:
+        if group[3] < 2:
+            return
         occ = group[0]
         if structured is not None and structured[occ].all():
             if len({int(colon_of[p]) for p in occ}) > 1:
                 return
-        if group[3] >= 2 and _unexplained(occ, explained) >= 2:
+        if _unexplained(occ, explained) >= 2:
             found.append(
                 make_candidate("ploce", _stretches(occ), [(p, p + 1) for p in occ], group[3])
             )
@@ -520,16 +760,19 @@ def ploce_candidates(
     if not content.any():
         return found
     # only forms occurring twice or more in the doc can repeat
-    _, inverse, counts = numpy.unique(
-        codes[cw.positions[content]], return_inverse=True, return_counts=True
-    )
+    content_codes = codes[cw.positions[content]]
     keep = numpy.zeros(len(cw.positions), dtype=bool)
-    keep[numpy.flatnonzero(content)[counts[inverse.reshape(-1)] >= 2]] = True
-    for j in numpy.flatnonzero(keep).tolist():
-        p, colon = int(cw.positions[j]), int(cw.colon[j])
-        if words.lang == "zh" and len(words.forms[p]) < 2:
+    keep[numpy.flatnonzero(content)[numpy.bincount(content_codes)[content_codes] >= 2]] = True
+    kept = numpy.flatnonzero(keep)
+    zh = words.lang == "zh"
+    for j, p, colon, code in zip(
+        kept.tolist(),
+        cw.positions[kept].tolist(),
+        cw.colon[kept].tolist(),
+        codes[cw.positions[kept]].tolist(),
+    ):
+        if zh and len(words.forms[p]) < 2:
             continue
-        code = int(codes[p])
         group = open_.get(code)
         if group is not None and j - group[1] <= PLOCE_WINDOW and colon - group[2] <= 1:
             if len(group[0]) < MAX_MEMBERS:
@@ -548,8 +791,35 @@ def ploce_candidates(
 
 def polyptoton_candidates(words: Words, cw: ColonWords, explained: Set[int]) -> List[Candidate]:
     """One lemma (or stem) in different forms within a short window (see the module
-    docstring)."""
+    docstring). Each content word is compared with the ``RECENT`` content words before
+    it that share its lemma or its first ``STEM_MIN_CHARS`` characters (only keys that
+    two distinct forms share); the related pairs are joined into groups."""
     if words.lang == "zh":
+        return []
+    index = numpy.flatnonzero(words.is_content[cw.positions])
+    if len(index) < 2:
+        return []
+    tokens = cw.positions[index].tolist()
+    all_forms = words.forms
+    forms = [all_forms[p] for p in tokens]
+    # the keys (lemma; stem) shared by two distinct forms: only tokens with one are compared
+    distinct = set(forms)
+    stem_count = Counter([f[:STEM_MIN_CHARS] for f in distinct if len(f) >= STEM_MIN_CHARS])
+    shared_stems = {stem for stem, count in stem_count.items() if count >= 2}
+    # a form shorter than a stem is no shared stem (those have STEM_MIN_CHARS characters)
+    stem_keys = [f[:STEM_MIN_CHARS] for f in forms]
+    stem_keys = [stem if stem in shared_stems else None for stem in stem_keys]
+    if words.lemmas is not None:
+        all_lemmas = words.lemmas
+        lemmas = [all_lemmas[p] for p in tokens]
+        lemma_count = Counter([lemma for _, lemma in set(zip(forms, lemmas))])
+        shared_lemmas = {lemma for lemma, count in lemma_count.items() if count >= 2}
+        lemma_keys = [lemma if lemma in shared_lemmas else None for lemma in lemmas]
+    else:
+        shared_lemmas = set()
+        lemmas = forms
+        lemma_keys = [None] * len(tokens)
+    if not shared_stems and not shared_lemmas:
         return []
     parent: Dict[int, int] = {}
 
@@ -559,55 +829,39 @@ def polyptoton_candidates(words: Words, cw: ColonWords, explained: Set[int]) -> 
             x = parent[x]
         return x
 
-    recent: Dict[str, Deque[Tuple[int, int, int]]] = {}
-    index = numpy.flatnonzero(words.is_content[cw.positions])
-    if len(index) < 2:
-        return []
-    tokens = cw.positions[index].tolist()
-    forms = [words.forms[p] for p in tokens]
-    lemmas = [words.lemmas[p] for p in tokens] if words.lemmas is not None else forms
-    # the keys (lemma, stem) shared by two forms, found over the distinct (form, lemma)
-    # pairs; only tokens with such a key are compared
-    seen: Dict[str, set] = {}  # key -> the forms with it
-    pairs = set(zip(forms, lemmas))
-    for form, lemma in pairs:
-        if words.lemmas is not None:
-            seen.setdefault("l:" + lemma, set()).add(form)
-        if len(form) >= STEM_MIN_CHARS:
-            seen.setdefault("s:" + form[:STEM_MIN_CHARS], set()).add(form)
-    shared = {k for k, v in seen.items() if len(v) >= 2}
-    if not shared:
-        return []
-    keyed = []
-    colons = cw.colon[index].tolist()
-    for j, p, colon, form, lemma in zip(index.tolist(), tokens, colons, forms, lemmas):
-        keys = []
-        if words.lemmas is not None and "l:" + lemma in shared:
-            keys.append("l:" + lemma)
-        if len(form) >= STEM_MIN_CHARS and "s:" + form[:STEM_MIN_CHARS] in shared:
-            keys.append("s:" + form[:STEM_MIN_CHARS])
-        if keys:
-            keyed.append((j, p, colon, keys))
-    for j, p, colon, keys in keyed:
-        for key in keys:
-            queue = recent.setdefault(key, deque(maxlen=RECENT))
-            for i, q, c in queue:
+    recent_lemma: Dict[str, Deque[Tuple[int, int, int, str, str]]] = {}
+    recent_stem: Dict[str, Deque[Tuple[int, int, int, str, str]]] = {}
+    with_lemmas = words.lemmas is not None
+    for j, p, colon, form, lemma, lemma_key, stem_key in zip(
+        index.tolist(), tokens, cw.colon[index].tolist(), forms, lemmas, lemma_keys, stem_keys
+    ):
+        if lemma_key is None and stem_key is None:
+            continue
+        item = (j, p, colon, form, lemma)
+        for key, recent in ((lemma_key, recent_lemma), (stem_key, recent_stem)):
+            if key is None:
+                continue
+            queue = recent.get(key)
+            if queue is None:
+                queue = recent[key] = deque(maxlen=RECENT)
+            for i, q, c, other, other_lemma in queue:
                 if (
                     j - i <= POLYPTOTON_WINDOW
                     and colon - c <= POLYPTOTON_COLA
-                    and _related(words, q, p)
+                    and other != form
+                    and ((with_lemmas and other_lemma == lemma) or same_stem(other, form))
                 ):
                     parent.setdefault(q, q)
                     parent.setdefault(p, p)
                     parent[root(p)] = root(q)
-            queue.append((j, p, colon))
+            queue.append(item)
     groups: Dict[int, List[int]] = {}
     for p in parent:
         groups.setdefault(root(p), []).append(p)
     found = []
     for occ in groups.values():
         occ.sort()
-        if len({words.forms[p] for p in occ}) < 2 or _unexplained(occ, explained) < 2:
+        if len({all_forms[p] for p in occ}) < 2 or _unexplained(occ, explained) < 2:
             continue
         capped = occ[:MAX_MEMBERS]
         found.append(
@@ -639,25 +893,43 @@ def plausible(doc: Doc, words: Words, seg: Segmentation, cand: Candidate) -> boo
     * identical members are no figure where they are longer than
       ``REFRAIN_MAX_TOKENS`` tokens, or whole sentences of >= 2 words repeated
       (duplicated lines);
-    * Chinese: the support is no numeral, unit, date or name (平方公里, 人, 1960年).
+    * Chinese: the support is no numeral, unit, date or name (平方公里, 人, 1960年);
+    * no support word is a file name, address or URL (``MACHINE_TOKEN``), and no edge
+      figure has a number in every member (schedules, phone lists).
     """
     support = [t for s, e in cand.support for t in range(s, e) if words.is_word[t]]
-    if words.lang == "zh":
+    if any(MACHINE_TOKEN.search(doc[t].text) for t in support):
+        return False
+    if cand.figure in EDGE and words.lang != "zh" and len(cand.members) >= 2:
+        digits = [any(ch.isdigit() for ch in doc[s:e].text) for s, e in cand.members]
+        if all(digits):
+            return False  # a schedule or a list of numbers ("(713) 345-9945 Fax: (713)")
+    if words.lang == "zh" and not _zh_numeral_chain(doc, words, cand):
+        tagged = []
         for s, e in cand.support:
             text = "".join(doc[t].text for t in range(s, e) if words.is_word[t])
-            tags = {words.pos[t] for t in range(s, e)} if words.pos is not None else set()
-            if is_zh_quantity(text, tags.pop() if len(tags) == 1 else None):
+            if is_zh_quantity(text):
                 return False
+            tags = {words.pos[t] for t in range(s, e)} if words.pos is not None else set()
+            tagged.append(tags.pop() if len(tags) == 1 else None)
+        # a name only where the tagger says so of every occurrence (on classical text it
+        # calls half the words PROPN: "出门看火伴，火伴皆惊忙")
+        if tagged and all(t in ("PROPN", "NUM") for t in tagged):
+            return False
     if cand.figure not in EDGE:
         return True
     cross = len(_sentences(seg, cand.members)) > 1
+    articles = ARTICLES.get(words.lang)
+    if articles and support and all(words.forms[t].lower() in articles for t in support):
+        shared = len(support) / max(min(cand.n_members, len(cand.members)), 1)
+        if shared / (2.0 if cand.figure == "symploce" else 1.0) < 2:
+            return False
     if support and all(is_weak(words, t) for t in support):
-        if cross or cand.n_members < WEAK_MIN_MEMBERS:
+        if not _weak_edge_ok(doc, words, seg, cand, support, cross):
             return False
     codes = words.form_codes
-    member_codes = [
-        tuple(codes[t] for t in range(s, e) if words.is_word[t]) for s, e in cand.members
-    ]
+    is_word = words.is_word
+    member_codes = [tuple(codes[s:e][is_word[s:e]].tolist()) for s, e in cand.members]
     if member_codes[0] and len(set(member_codes)) == 1:
         short = all(e - s <= REFRAIN_MAX_TOKENS for s, e in cand.members)
         repeated_line = (
@@ -668,6 +940,67 @@ def plausible(doc: Doc, words: Words, seg: Segmentation, cand: Candidate) -> boo
         if not short or repeated_line:
             return False
     return True
+
+
+def _final_between(words: Words, members: Sequence[Range]) -> bool:
+    """Whether sentence-final punctuation stands between consecutive members."""
+    forms = words.forms  # normalising changes no punctuation
+    return any(
+        not SENTENCE_FINAL.isdisjoint(forms[e : max(e, s)])
+        for (_, e), (s, _) in zip(members, members[1:])
+    )
+
+
+def _weak_edge_ok(
+    doc: Doc, words: Words, seg: Segmentation, cand: Candidate, support: Sequence[int], cross: bool
+) -> bool:
+    """Whether an edge figure on weak words only (articles, pronouns, particles, names)
+    may be one. The handbooks' *repetitio* repeats such words at the heads of successive
+    cola of one period ("nam neque Parnasi vobis iuga, nam neque Pindi"; "dum innupta
+    manet, dum cara suis est"; "Sie sprach zu ihm, sie sang zu ihm"); across unrelated
+    sentences they are accidental ("Die FDP hat … . Die FDP werde …"). Kept: >=
+    ``WEAK_MIN_MEMBERS`` members inside one sentence; inside one period (no sentence-final
+    mark between the members, whatever the parser's sentences) also two members that
+    share >= 2 words at the edge, or are adjacent cola parted by punctuation and of
+    lengths within two words; >= ``WEAK_RUN_MIN_MEMBERS`` members on
+    consecutive cola anywhere ("父兮生我，母兮鞠我。抚我畜我"); a question and its answer
+    ("Quis …? Appius.")."""
+    members = cand.members
+    forms = words.forms  # normalising changes no punctuation
+    if all(not QUESTION_MARKS.isdisjoint(forms[s : e - 1]) for s, e in members):
+        return True  # question-and-answer symploce: the exchange is the structure
+    if not cross and cand.n_members >= WEAK_MIN_MEMBERS:
+        return True
+    colon = [int(seg.colon_of[s]) for s, _ in members]
+    consecutive = cand.whole_cola and all(b - a == 1 for a, b in zip(colon, colon[1:]))
+    if consecutive and cand.n_members >= WEAK_RUN_MIN_MEMBERS:
+        return True
+    if _final_between(words, members):
+        return False
+    shared = len(support) / max(min(cand.n_members, len(members)), 1)
+    if cand.figure == "symploce":
+        shared /= 2.0  # head and tail
+    if cand.n_members >= WEAK_MIN_MEMBERS or shared >= 2:
+        return True
+    # two adjacent cola: punctuation between them (not a clause the parser split off at
+    # a conjunction: "I'm a decision-maker | and I can") and lengths within two words
+    sizes = [int(words.is_word[s:e].sum()) for s, e in members]
+    return (
+        consecutive
+        and all(seg.boundary[e:s].any() for (_, e), (s, _) in zip(members, members[1:]))
+        and max(sizes) - min(sizes) <= 2
+    )
+
+
+def _zh_numeral_chain(doc: Doc, words: Words, cand: Candidate) -> bool:
+    """Chinese: whether a gradatio links short parallel cola by numerals ("道生一，一生二，
+    二生三"): a chain of numbers, not the wording of statistics."""
+    if cand.figure != "gradatio":
+        return False
+    lengths = [
+        len("".join(doc[t].text for t in range(s, e) if words.is_word[t])) for s, e in cand.members
+    ]
+    return max(lengths) <= ZH_SHORT_COLON and max(lengths) - min(lengths) <= 2
 
 
 def _whole_sentence(words: Words, seg: Segmentation, member: Range) -> bool:
@@ -712,6 +1045,13 @@ def repetition_candidates(
         for s, e in c.members:
             structured[s:e] = True
     ploce = ploce_candidates(words, cw, explained, structured)
+    plain = {c.support for c in ploce}
+    immediate = repeated | _support_tokens(linking)  # an epizeuxis or a link explains it
+    ploce += [
+        c
+        for c in epanalepsis_candidates(words, seg, cw)
+        if c.support not in plain and _unexplained([s for s, _ in c.support], immediate) >= 1
+    ]
     polyptoton = polyptoton_candidates(words, cw, explained)
     found = [
         c for c in edge + linking + epizeuxis + ploce + polyptoton if plausible(doc, words, seg, c)

@@ -17,13 +17,15 @@ of each token, -1 for boundaries). Figures may span several sentences (the Beati
 are separate sentences): the rules search series over windows of consecutive cola.
 """
 
-from typing import Dict, NamedTuple, Tuple
+from typing import NamedTuple, Tuple
 
 import numpy
 from spacy.attrs import DEP, HEAD, IS_SPACE, ORTH, POS, SENT_START
 from spacy.parts_of_speech import IDS as POS_IDS
-from spacy.strings import StringStore
+from spacy.strings import get_string_id
 from spacy.tokens import Doc
+
+from .words import StringTable
 
 BREAK_PUNCT = frozenset(
     [",", ";", ":", ".", "!", "?", "…", "...", "–", "—", "--"]
@@ -61,19 +63,15 @@ class Segmentation(NamedTuple):
         return self.ends - self.starts
 
 
-_FLAGS: Dict[int, Tuple[bool, bool, bool]] = {}
+def _describe_mark(text: str) -> Tuple[None, Tuple[bool, bool, bool]]:
+    """(break punctuation, sentence-final, holds a newline) of a string."""
+    return None, (text in BREAK_PUNCT, text in SENTENCE_FINAL, "\n" in text)
 
 
-def _flags(strings: StringStore, orth: int) -> Tuple[bool, bool, bool]:
-    """(break punctuation, sentence-final, holds a newline) of a string, cached by its
-    hash (the same in every vocab)."""
-    found = _FLAGS.get(orth)
-    if found is None:
-        text = strings[orth]
-        found = (text in BREAK_PUNCT, text in SENTENCE_FINAL, "\n" in text)
-        if len(_FLAGS) < 1_000_000:
-            _FLAGS[orth] = found
-    return found
+# the flags of every string seen, by hash (the same in every vocab), kept across docs
+_MARKS = StringTable(_describe_mark, 3, 1_000_000)
+CLAUSE_DEP_IDS = tuple(get_string_id(d) for d in sorted(CLAUSE_DEPS))
+CLAUSE_HEAD_IDS = tuple(int(POS_IDS[p]) for p in sorted(CLAUSE_HEADS))
 
 
 def is_boundary_token(text: str, is_space: bool) -> bool:
@@ -104,58 +102,50 @@ def segment(doc: Doc, clauses: str = "auto") -> Segmentation:
             "figure_finder: clauses = 'parse' needs token.dep: add a parser before it, "
             "or set clauses = 'auto'"
         )
-    strings = doc.vocab.strings
-    array = (
-        doc.to_array([ORTH, IS_SPACE, SENT_START, DEP, HEAD, POS])
-        .reshape(n, 6)
-        .astype(numpy.int64, copy=False)
-        if n
-        else numpy.zeros((0, 6), dtype=numpy.int64)
-    )
-    orth_codes, orth_index = numpy.unique(array[:, 0].astype(numpy.uint64), return_inverse=True)
-    orth_index = orth_index.reshape(-1)
-    flags = numpy.asarray([_flags(strings, int(h)) for h in orth_codes], dtype=bool)
-    flags = flags.reshape(-1, 3)[orth_index]
+    if not n:
+        empty = numpy.zeros(0, dtype=numpy.int64)
+        return Segmentation(empty, empty, empty, empty, empty, numpy.zeros(0, dtype=bool))
+    raw = doc.to_array([ORTH, IS_SPACE, SENT_START, DEP, HEAD, POS]).reshape(n, 6)
+    array = raw.view(numpy.int64)  # heads are signed offsets
+    rows = _MARKS.lookup(doc.vocab.strings, raw[:, 0])
+    flags = _MARKS.flags[rows]
     is_break, is_final, newline = flags[:, 0], flags[:, 1], flags[:, 2]
     is_space = array[:, 1] != 0
     # the token belongs to no colon: break punctuation or a line break
     boundary = (is_break & ~is_space) | (is_space & newline)
+    index = numpy.arange(n)
     if has_sentences(doc):
         sent_start = array[:, 2] == 1
     else:  # the first token after sentence-final punctuation (spaces skipped)
         final = numpy.where(is_space, -1, is_final.astype(numpy.int64))
         # the last non-space token before each token was sentence-final
-        idx = numpy.where(final >= 0, numpy.arange(n), -1)
-        last_seen = numpy.maximum.accumulate(idx) if n else idx
-        previous = numpy.r_[-1, last_seen[:-1]] if n else last_seen
+        last_seen = numpy.maximum.accumulate(numpy.where(final >= 0, index, -1))
+        previous = numpy.concatenate(([-1], last_seen[:-1]))
         prev_final = numpy.where(previous >= 0, final[numpy.maximum(previous, 0)] == 1, False)
         sent_start = prev_final & ~is_final & ~is_space
-    if n:
-        sent_start[0] = True
+    sent_start[0] = True
     opens = numpy.zeros(n, dtype=bool)  # a clause's conjunction opens a colon
     if use_parse:
-        deps = numpy.asarray(array[:, 3], dtype=numpy.uint64)
-        clause_dep = numpy.isin(deps, [strings.add(d) for d in CLAUSE_DEPS])
-        heads = numpy.arange(n) + array[:, 4]
+        deps = raw[:, 3]
+        clause_dep = (deps == CLAUSE_DEP_IDS[0]) | (deps == CLAUSE_DEP_IDS[1])
+        heads = index + array[:, 4]
         head_pos = array[heads, 5]
-        verbal = numpy.isin(head_pos, [int(POS_IDS[p]) for p in CLAUSE_HEADS])
-        opens = clause_dep & (heads > numpy.arange(n)) & verbal
-    token_sentence = (numpy.cumsum(sent_start) - 1).astype(numpy.int64)
+        verbal = (head_pos == CLAUSE_HEAD_IDS[0]) | (head_pos == CLAUSE_HEAD_IDS[1])
+        opens = clause_dep & (heads > index) & verbal
+    token_sentence = numpy.cumsum(sent_start) - 1
     inside = ~boundary
-    after_boundary = numpy.r_[True, boundary[:-1]] if n else boundary
+    after_boundary = numpy.concatenate(([True], boundary[:-1]))
     start_flag = inside & (after_boundary | opens | sent_start)
-    next_start = numpy.r_[start_flag[1:], True] if n else start_flag
-    before_boundary = numpy.r_[boundary[1:], True] if n else boundary
+    next_start = numpy.concatenate((start_flag[1:], [True]))
+    before_boundary = numpy.concatenate((boundary[1:], [True]))
     end_flag = inside & (before_boundary | next_start)
     starts = numpy.flatnonzero(start_flag)
-    ends = numpy.flatnonzero(end_flag) + 1
-    colon_of = numpy.where(inside, numpy.cumsum(start_flag) - 1, -1).astype(numpy.int64)
-    sentence = token_sentence[starts]
+    colon_of = numpy.where(inside, numpy.cumsum(start_flag) - 1, -1)
     return Segmentation(
-        starts.astype(numpy.int64),
-        ends.astype(numpy.int64),
-        numpy.asarray(sentence, dtype=numpy.int64),
+        starts,
+        numpy.flatnonzero(end_flag) + 1,
+        token_sentence[starts],
         colon_of,
-        numpy.asarray(token_sentence, dtype=numpy.int64),
+        token_sentence,
         boundary,
     )

@@ -43,6 +43,7 @@ from scipy.special import expit
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 
+from ..about import __version__
 from ..logistic import LogisticRegression
 from .candidates import Candidate
 from .component import FIGURES, FigureFinder
@@ -849,5 +850,5 @@ def train_scorer(
             "dev found "
             + ", ".join(f"{f} {a}/{b}" for f, (a, b) in chosen["dev_found"].items() if b)
         )
-    spec = scorer_spec(models, thresholds, "spacy_rhetoric 0.6.0 figures train")
+    spec = scorer_spec(models, thresholds, f"spacy_rhetoric {__version__} figures train")
     return spec, metrics

@@ -9,7 +9,7 @@ tagged, has an open-class part of speech (``CONTENT_POS``).
 """
 
 from functools import lru_cache
-from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, NamedTuple, Optional, Tuple
 
 import numpy
 from spacy.attrs import IS_PUNCT, IS_SPACE, IS_STOP, LEMMA, ORTH, POS
@@ -72,39 +72,108 @@ def normalize(text: str, lang: str) -> str:
     return form
 
 
-_FORMS: Dict[Tuple[int, str], str] = {}
+class StringTable:
+    """Values of strings kept across docs and looked up by hash for a whole array at
+    once (hashes are the same in every vocab): a sorted array of the known hashes, so
+    that a doc costs Python work only for the strings it is the first to hold.
+
+    describe (Callable[[str], Tuple[Any, Tuple[bool, ...]]]): a string's value and flags.
+    width (int): the number of flags.
+    limit (int): the most strings kept (then the table starts afresh).
+    """
+
+    def __init__(
+        self, describe: Callable[[str], Tuple[Any, Tuple[bool, ...]]], width: int, limit: int
+    ) -> None:
+        self.describe = describe
+        self.width = width
+        self.limit = limit
+        self.clear()
+
+    def clear(self) -> None:
+        self.size = 0
+        self.keys = numpy.zeros(0, dtype=numpy.uint64)  # [v] the known hashes, sorted
+        self.rows = numpy.zeros(0, dtype=numpy.int64)  # [v] the row of each key
+        self.values = numpy.empty(64, dtype=object)  # [rows] the value of each string
+        self.flags = numpy.zeros((64, self.width), dtype=bool)  # [rows, width]
+        self.value_ids = numpy.zeros(64, dtype=numpy.int64)  # [rows] equal values equal ids
+        self._ids: Dict[Any, int] = {}
+
+    def lookup(self, strings: Any, hashes: numpy.ndarray) -> numpy.ndarray:
+        """The rows of strings, adding those not yet known.
+
+        strings (StringStore): where the hashes resolve.
+        hashes (numpy.ndarray): [k] uint64 string hashes.
+        RETURNS (numpy.ndarray): [k] their rows in ``values``, ``flags``, ``value_ids``
+            (read those after the lookup: adding strings replaces them).
+        """
+        index = numpy.searchsorted(self.keys, hashes)
+        known = index < len(self.keys)
+        known[known] = self.keys[index[known]] == hashes[known]
+        if not known.all():
+            new = numpy.unique(hashes[~known])
+            if self.size + len(new) > self.limit:  # start afresh with this doc's strings
+                self.clear()
+                new = numpy.unique(hashes)
+            self._add(strings, new)
+            index = numpy.searchsorted(self.keys, hashes)
+        return self.rows[index]
+
+    def _add(self, strings: Any, hashes: numpy.ndarray) -> None:
+        first, stop = self.size, self.size + len(hashes)
+        if stop > len(self.values):
+            capacity = max(2 * len(self.values), stop)
+            self.values = numpy.concatenate(
+                [self.values, numpy.empty(capacity - len(self.values), dtype=object)]
+            )
+            self.flags = numpy.concatenate(
+                [self.flags, numpy.zeros((capacity - len(self.flags), self.width), dtype=bool)]
+            )
+            self.value_ids = numpy.concatenate(
+                [self.value_ids, numpy.zeros(capacity - len(self.value_ids), dtype=numpy.int64)]
+            )
+        described = [self.describe(strings[key]) for key in hashes.tolist()]
+        values = [value for value, _ in described]
+        self.values[first:stop] = values
+        self.flags[first:stop] = [flags for _, flags in described]
+        self.value_ids[first:stop] = [self._ids.setdefault(v, len(self._ids)) for v in values]
+        self.size = stop
+        at = numpy.searchsorted(self.keys, hashes)
+        self.keys = numpy.insert(self.keys, at, hashes)
+        self.rows = numpy.insert(self.rows, at, numpy.arange(first, stop, dtype=numpy.int64))
 
 
-def _form(strings: Any, orth: int, lang: str) -> str:
-    """The normal form of a string by its hash (cached; hashes are the same in every
-    vocab)."""
-    found = _FORMS.get((orth, lang))
-    if found is None:
-        found = normalize(strings[orth], lang)
-        if len(_FORMS) < 1_000_000:
-            _FORMS[(orth, lang)] = found
-    return found
-
-
-_ENTRIES: Dict[Tuple[int, str], Tuple[str, Tuple[bool, bool, bool, bool]]] = {}
-
-
-def _entry(strings: Any, orth: int, lang: str) -> Tuple[str, Tuple[bool, bool, bool, bool]]:
+def _describe(lang: str) -> Callable[[str], Tuple[str, Tuple[bool, bool, bool, bool]]]:
     """The normal form of a string and its flags (holds a letter or digit, holds a
-    letter, a listed conjunction, a listed stop word), cached by hash and language."""
-    found = _ENTRIES.get((orth, lang))
-    if found is None:
-        form = _form(strings, orth, lang)
+    letter, a listed conjunction, a listed stop word)."""
+    conjunctions, stop_words = (
+        CONJUNCTIONS.get(lang, frozenset()),
+        EXTRA_STOP.get(lang, frozenset()),
+    )
+
+    def describe(text: str) -> Tuple[str, Tuple[bool, bool, bool, bool]]:
+        form = normalize(text, lang)
         flags = (
             any(ch.isalnum() for ch in form),
             any(ch.isalpha() for ch in form),
-            form in CONJUNCTIONS.get(lang, ()),
-            form in EXTRA_STOP.get(lang, ()),
+            form in conjunctions,
+            form in stop_words,
         )
-        found = (form, flags)
-        if len(_ENTRIES) < 1_000_000:
-            _ENTRIES[(orth, lang)] = found
-    return found
+        return form, flags
+
+    return describe
+
+
+_LEXICONS: Dict[str, StringTable] = {}
+
+
+def lexicon(lang: str) -> StringTable:
+    """RETURNS (StringTable): the normal forms and flags of a language's strings (one
+    table per language, kept across docs)."""
+    table = _LEXICONS.get(lang)
+    if table is None:
+        table = _LEXICONS[lang] = StringTable(_describe(lang), 4, 1_000_000)
+    return table
 
 
 def is_enclitic_que(form: str) -> bool:
@@ -137,65 +206,67 @@ class Words(NamedTuple):
     form_codes: numpy.ndarray
 
 
+# per POS id: its name, and whether it is a content, non-word or CCONJ tag
+_POS_NAMES = numpy.asarray(
+    [IDS_TO_POS.get(i, "") for i in range(max(IDS_TO_POS) + 1)], dtype=object
+)
+_POS_CONTENT = numpy.asarray([name in CONTENT_POS for name in _POS_NAMES], dtype=bool)
+_POS_NON_WORD = numpy.asarray([name in NON_WORD_POS for name in _POS_NAMES], dtype=bool)
+_POS_CCONJ = _POS_NAMES == "CCONJ"
+
+
+def _first_seen_codes(ids: numpy.ndarray) -> numpy.ndarray:
+    """Codes 0, 1, ... of the distinct values of ``ids``, numbered in order of their
+    first occurrence."""
+    _, first, inverse = numpy.unique(ids, return_index=True, return_inverse=True)
+    rank = numpy.empty(len(first), dtype=numpy.int64)
+    rank[numpy.argsort(first, kind="stable")] = numpy.arange(len(first))
+    return rank[inverse.reshape(-1)]
+
+
 def doc_words(doc: Doc) -> Words:
-    """RETURNS (Words): the arrays the rules read, computed once per doc (per distinct
-    form, not per token: ``Doc.to_array`` and a table of the doc's vocabulary)."""
+    """RETURNS (Words): the arrays the rules read, computed once per doc (the strings'
+    forms and flags from the language's table, ``lexicon``; the tags from tables over
+    the POS ids: no Python work per token)."""
     lang = doc.lang_
     n = len(doc)
-    with_pos = doc.has_annotation("POS")
-    with_lemma = doc.has_annotation("LEMMA")
     strings = doc.vocab.strings
+    table = lexicon(lang)
     array = doc.to_array([ORTH, LEMMA, POS, IS_PUNCT, IS_SPACE, IS_STOP]).reshape(n, 6)
     orth_codes, orth_index = numpy.unique(array[:, 0], return_inverse=True)
     orth_index = orth_index.reshape(-1)
-    entries = [_entry(strings, h, lang) for h in orth_codes.tolist()]
-    unique_forms = [e[0] for e in entries]
-    flags = numpy.asarray([e[1] for e in entries], dtype=bool).reshape(-1, 4)
+    unique_rows = table.lookup(strings, orth_codes)
+    rows = unique_rows[orth_index]
+    flags = table.flags[rows]
     alnum, alpha, listed_conj, listed_stop = flags[:, 0], flags[:, 1], flags[:, 2], flags[:, 3]
-    # equal normal forms, equal codes (e.g. "Venit" and "uenit")
-    form_table: Dict[str, int] = {}
-    code_of_unique = numpy.asarray(
-        [form_table.setdefault(f, len(form_table)) for f in unique_forms], dtype=numpy.int64
-    )
-    forms = numpy.asarray(unique_forms, dtype=object)[orth_index].tolist()
+    form_array = table.values[rows]
+    forms = form_array.tolist()
+    # equal normal forms, equal codes (e.g. "Venit" and "uenit"), numbered by the doc's
+    # distinct strings in hash order
+    form_codes = _first_seen_codes(table.value_ids[unique_rows])[orth_index]
     pos: Optional[List[str]] = None
-    tags = numpy.zeros(n, dtype=object)
     content_pos = numpy.ones(n, dtype=bool)
     non_word_pos = numpy.zeros(n, dtype=bool)
     cconj = numpy.zeros(n, dtype=bool)
-    if with_pos:  # tables over the doc's distinct tags, not per token
-        pos_codes, pos_index = numpy.unique(array[:, 2], return_inverse=True)
-        pos_index = pos_index.reshape(-1)
-        tag_names = [IDS_TO_POS.get(int(c), "") for c in pos_codes]
-        names = numpy.asarray(tag_names, dtype=object)
-        tags = names[pos_index]
-        pos = tags.tolist()
-        content_pos = numpy.asarray([t in CONTENT_POS for t in tag_names], dtype=bool)[pos_index]
-        non_word_pos = numpy.asarray([t in NON_WORD_POS for t in tag_names], dtype=bool)[pos_index]
-        cconj = numpy.asarray([t == "CCONJ" for t in tag_names], dtype=bool)[pos_index]
+    if doc.has_annotation("POS"):
+        pos_ids = array[:, 2].astype(numpy.int64)
+        pos_ids[pos_ids >= len(_POS_NAMES)] = 0  # not a POS id: no name
+        pos = _POS_NAMES[pos_ids].tolist()
+        content_pos = _POS_CONTENT[pos_ids]
+        non_word_pos = _POS_NON_WORD[pos_ids]
+        cconj = _POS_CCONJ[pos_ids]
     lemmas: Optional[List[str]] = None
-    if with_lemma:
-        lemma_codes, lemma_index = numpy.unique(array[:, 1], return_inverse=True)
-        unique_lemmas = [_form(strings, h, lang) if h else "" for h in lemma_codes.tolist()]
-        lemmas = numpy.asarray(unique_lemmas, dtype=object)[lemma_index.reshape(-1)].tolist()
-        if "" in unique_lemmas:
+    if doc.has_annotation("LEMMA"):
+        lemma_rows = table.lookup(strings, array[:, 1])  # hash 0: the form ""
+        lemmas = table.values[lemma_rows].tolist()
+        if "" in lemmas:
             lemmas = [lemma or f for lemma, f in zip(lemmas, forms)]
     non_word = (array[:, 3] != 0) | (array[:, 4] != 0) | non_word_pos
-    is_word = ~non_word & alnum[orth_index]
-    is_stop = is_word & ((array[:, 5] != 0) | listed_stop[orth_index])
-    is_conj = is_word & (listed_conj[orth_index] | cconj)
-    is_content = is_word & ~is_stop & ~is_conj & alpha[orth_index] & content_pos
-    return Words(
-        lang,
-        forms,
-        lemmas,
-        pos,
-        is_word,
-        is_stop,
-        is_content,
-        is_conj,
-        code_of_unique[orth_index],
-    )
+    is_word = ~non_word & alnum
+    is_stop = is_word & ((array[:, 5] != 0) | listed_stop)
+    is_conj = is_word & (listed_conj | cconj)
+    is_content = is_word & ~is_stop & ~is_conj & alpha & content_pos
+    return Words(lang, forms, lemmas, pos, is_word, is_stop, is_content, is_conj, form_codes)
 
 
 def is_char_tokenized(doc: Doc) -> bool:
@@ -231,9 +302,9 @@ def colon_words(is_word: numpy.ndarray, colon_of: numpy.ndarray, n_cola: int) ->
     last = numpy.full(n_cola, -1, dtype=numpy.int64)
     count = numpy.bincount(colon, minlength=n_cola).astype(numpy.int64)
     if len(positions):  # colon ids do not decrease along the positions
-        change = numpy.flatnonzero(numpy.r_[True, colon[1:] != colon[:-1]])
+        change = numpy.flatnonzero(numpy.concatenate(([True], colon[1:] != colon[:-1])))
         first[colon[change]] = positions[change]
-        ends = numpy.r_[change[1:], len(positions)] - 1
+        ends = numpy.concatenate((change[1:], [len(positions)])) - 1
         last[colon[ends]] = positions[ends]
     bounds = numpy.searchsorted(colon, numpy.arange(n_cola + 1)).tolist()
     return ColonWords(first, last, count, positions, colon, bounds)
