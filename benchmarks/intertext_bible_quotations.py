@@ -32,8 +32,17 @@ Virgil (``--langs virgil``): the Loci Similes links to Virgil on the Latin index
 Virgil and the Vulgate, with the chosen reranker and threshold and with the packaged one
 (which was trained on those links), so that the Vulgate's arrival is measured on Virgil too.
 
-Speed: load + link of a 10,000-token English text (EWT test sentences joined), what the
-intertext pipeline adds to ``analyze --lang en``.
+Two matchers (``--la-virgil VIRGIL_INDEX``, ``la_rhetoric_intertext`` 0.2.0): the Latin
+pipeline links with Virgil's matcher (its index, ``--la-virgil-reranker`` at its own
+threshold, fixed) and a second matcher over ``--la-index``, then the Vulgate alone, whose
+reranker and threshold are chosen as above; every score counts both matchers' links (a
+link to Virgil on a Bible quotation or on the prose is wrong). ``--la-extra-reranker``
+adds a reranker trained elsewhere (the one-index candidate's) as a candidate, its
+threshold chosen on dev the same way. ``--langs virgil`` then scores Virgil's matcher on
+its own index and counts the Vulgate matcher's links to the 463 Loci Similes queries.
+
+Speed: load + link of a 10,000-token English text (EWT test sentences joined, counted in
+spaCy tokens), what the intertext pipeline adds to ``analyze --lang en``.
 
 Precision (``--precision``, default the ``intertext_matcher``'s): the arithmetic every
 query of the run (dev, test, running text, training pairs, the speed text) is encoded
@@ -114,9 +123,12 @@ def gold_queries(path: Path, split: str, suffix: str) -> List[Dict]:
 class Searched:
     """The candidates of some queries, with their features, searched once."""
 
-    def __init__(self, index: IntertextIndex, texts: Sequence[str], names):
+    def __init__(self, index: IntertextIndex, texts: Sequence[str], names, other=None):
         start = time.perf_counter()
         self.texts = list(texts)
+        # the links another matcher of the same pipeline makes on these texts (its own
+        # reranker and threshold, fixed): counted with this one's in every score
+        self.other = other(self.texts) if other is not None else [[] for _ in self.texts]
         self.hits = index.search(self.texts, K, POOL) if self.texts else []
         self.features = [
             pair_features(index, t, h, POOL, names) if h else np.zeros((0, len(names)))
@@ -127,9 +139,9 @@ class Searched:
 
     def links(self, reranker: FeatureReranker, threshold: float) -> List[List[str]]:
         out = []
-        for feats, labels in zip(self.features, self.labels):
+        for feats, labels, other in zip(self.features, self.labels, self.other):
             p = reranker.predict_proba(feats) if len(feats) else np.zeros(0)
-            out.append([lab for lab, q in zip(labels, p) if q >= threshold])
+            out.append([lab for lab, q in zip(labels, p) if q >= threshold] + other)
         return out
 
     def probabilities(self, reranker: FeatureReranker) -> List[np.ndarray]:
@@ -249,9 +261,12 @@ def run_language(
     args,
     log,
     split: int = 0,
+    other=None,
 ) -> Dict:
     """Choose an index kind (``indexes``: name -> directory; "dense" is the shipped kind,
-    "lexical" an index without vectors), a reranker and a threshold on dev; test once."""
+    "lexical" an index without vectors), a reranker and a threshold on dev; test once.
+    ``other``: texts -> the links a second matcher of the pipeline makes on them (fixed),
+    counted in every score (dev precision, false links, test)."""
     suffix = VULGATE_SUFFIX if lang == "la" else ""
     gold_file = GOLD / ("latin.jsonl" if lang == "la" else "english.jsonl")
     dev_q = gold_queries(gold_file, "dev", suffix)
@@ -270,9 +285,9 @@ def run_language(
         packaged = FeatureReranker.from_dict(json.loads((PACKAGED_DIR / file).read_text()))
         apply_fusion(index, packaged)
         names = packaged.features
-        dev = Searched(index, [q["text"] for q in dev_q], names)
-        null_a = Searched(index, null_texts[:half], names)
-        null_b = Searched(index, null_texts[half:], names)
+        dev = Searched(index, [q["text"] for q in dev_q], names, other)
+        null_a = Searched(index, null_texts[:half], names, other)
+        null_b = Searched(index, null_texts[half:], names, other)
         log(
             f"{lang} {kind}: searched dev and running text "
             f"({null_a.seconds + null_b.seconds:.0f} s)"
@@ -311,6 +326,20 @@ def run_language(
                         "dev_at_own_threshold": scores,
                     }
                     kept[f"{kind}/shipped"] = (index, index_dir, shipped, names, dev)
+        extra = getattr(args, f"{lang}_extra_reranker", "")
+        if kind == "dense" and extra:  # a reranker trained elsewhere, its threshold chosen here
+            other_reranker = FeatureReranker.from_dict(json.loads(Path(extra).read_text()))
+            if other_reranker.features == names and other_reranker.fusion == packaged.fusion:
+                t, scores = choose_threshold(other_reranker, dev, dev_q, null_b, args.max_false)
+                key = f"{kind}/given"
+                out["candidates"][key] = {
+                    "file": extra,
+                    "threshold": t,
+                    "dev": scores,
+                    "false_links_per_100_null_b": false_links(null_b, other_reranker, t),
+                }
+                kept[key] = (index, index_dir, other_reranker, names, dev)
+                log(f"{lang} {key}: {json.dumps(out['candidates'][key])}")
         bible, training = train_bible_reranker(index, pairs, null_a, names, packaged.fusion)
         out[f"{kind}_index"] = {
             "segments": len(index),
@@ -339,9 +368,11 @@ def run_language(
     export = FeatureReranker.from_dict(reranker.to_dict())
     if not chosen.endswith("/shipped"):  # the shipped one is exported as it is
         export.threshold = threshold
+        earlier = re.sub(r"; threshold [\d.]+ chosen on the \w+ Bible quotations dev half", "",
+                         reranker.origin or "")  # fmt: skip
         export.origin = (
-            reranker.origin or ""
-        ) + f"; threshold {threshold:.3f} chosen on the {lang} Bible quotations dev half"
+            earlier + f"; threshold {threshold:.3f} chosen on the {lang} Bible quotations dev half"
+        )
     Path(args.export_dir).mkdir(parents=True, exist_ok=True)
     export_file = Path(args.export_dir) / f"reranker-bible-{lang}.json"
     export_file.write_text(json.dumps(export.to_dict(), indent=1))
@@ -364,8 +395,8 @@ def run_language(
         return out
     # test, once
     test_q = gold_queries(gold_file, "test", suffix)
-    test = Searched(index, [q["text"] for q in test_q], names)
-    null_test = Searched(index, report_null, names)
+    test = Searched(index, [q["text"] for q in test_q], names, other)
+    null_test = Searched(index, report_null, names, other)
     out["test"] = {
         **gold_scores(test_q, test.links(reranker, threshold)),
         "retrieval_found_at_10": retrieval_found(test_q, test),
@@ -382,14 +413,18 @@ def run_language(
     return out
 
 
-def speed_text(texts: List[str]) -> str:
-    """The first EWT test sentences up to 10,000 words, joined."""
-    words, chosen = 0, []
+def speed_text(texts: List[str], tokens: int = 10000) -> str:
+    """The first EWT test sentences whose spaCy English tokens reach ``tokens``, joined
+    (the issue's unit is the token: 10,000 whitespace words are about 12,000 tokens)."""
+    import spacy
+
+    tokenizer = spacy.blank("en").tokenizer
+    count, chosen = 0, []
     for t in texts:
-        chosen.append(t)
-        words += len(t.split())
-        if words >= 10000:
+        if count >= tokens:
             break
+        chosen.append(t)
+        count += len(tokenizer(t))
     return " ".join(chosen)
 
 
@@ -551,6 +586,38 @@ def virgil_links(index_dir: str, labels: Path, rerankers: Dict[str, Tuple[str, f
     return out
 
 
+def matcher_links(index_dir: str, reranker_file: str, precision: str = "float32"):
+    """RETURNS: texts -> the links of a matcher with this index and reranker at the
+    reranker's own threshold (the Virgil matcher of a two-matcher Latin pipeline)."""
+    index = IntertextIndex.from_disk(index_dir, mmap=False)
+    index.query_precision = precision
+    reranker = FeatureReranker.from_dict(json.loads(Path(reranker_file).read_text()))
+    apply_fusion(index, reranker)
+
+    def links(texts: List[str]) -> List[List[str]]:
+        if not texts:
+            return []
+        return Searched(index, texts, reranker.features).links(reranker, reranker.threshold)
+
+    return links
+
+
+def combined_virgil(virgil: Dict, vulgate: Dict, name: str) -> Dict:
+    """Loci Similes over all 463 queries with two matchers: the Virgil matcher's links
+    (``virgil``: ``virgil_links`` on the Virgil index) and the Vulgate matcher's
+    (``vulgate``: on the Vulgate index, where every link is outside the gold rows)."""
+    v, b = virgil["packaged"], vulgate[name]
+    right = v["precision_all_queries"] * v["links"]
+    total = v["links"] + b["links"]
+    return {
+        "recall": v["recall"],
+        "precision_all_queries": right / total if total else 1.0,
+        "virgil_matcher_links": v["links"],
+        "vulgate_matcher_links": b["links"],
+        "virgil_matcher_precision_all_queries": v["precision_all_queries"],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--en-index", default="../training/intertext/kjv-index-shipped")
@@ -594,6 +661,25 @@ def main() -> None:
     parser.add_argument("--export-dir", default="results/intertext_bible_rerankers")
     parser.add_argument("--loci-similes", default="../assets/loci-similes/labels.csv")
     parser.add_argument("--langs", default="en,la,virgil")
+    parser.add_argument(
+        "--la-virgil",
+        default="",
+        help="a Virgil index: the Latin pipeline has two matchers, this one with --la-virgil-"
+        "reranker at its threshold (fixed) and one over --la-index (then the Vulgate alone), "
+        "whose reranker and threshold are chosen; both matchers' links are scored",
+    )
+    parser.add_argument(
+        "--la-virgil-reranker",
+        default="../spacy_rhetoric/data/intertext/reranker-multilingual-e5-small.json",
+    )
+    parser.add_argument(
+        "--la-extra-reranker",
+        default="",
+        help="a Latin reranker trained elsewhere, a candidate with its threshold chosen on dev",
+    )
+    parser.add_argument(
+        "--la-key", default="la", help="the results' key for the Latin run (e.g. la_two)"
+    )
     parser.add_argument("--output", default="results/intertext_bible_quotations.json")
     args = parser.parse_args()
 
@@ -676,7 +762,11 @@ def main() -> None:
         ]
         pairs = embedded_quotations(thirds[0], vulgate, 400)
         pairs += embedded_quotations(thirds[0], pairs_all, 400, 2)
-        out["la"] = run_language(
+        other = None
+        if args.la_virgil:
+            other = matcher_links(args.la_virgil, args.la_virgil_reranker)
+        key = args.la_key
+        out[key] = run_language(
             "la",
             {"dense": args.la_index},
             args.la_full,
@@ -686,12 +776,19 @@ def main() -> None:
             args,
             log,
             split=len(thirds[0]),
+            other=other,
         )
-        out["la"]["prose_sentences"] = len(prose)
+        out[key]["prose_sentences"] = len(prose)
+        if args.la_virgil:
+            out[key]["virgil_matcher"] = {
+                "index": args.la_virgil,
+                "reranker": args.la_virgil_reranker,
+            }
+        Path(args.output).write_text(json.dumps(out, indent=2))
     if "virgil" in langs:
         packaged = PACKAGED_DIR / "reranker-multilingual-e5-small.json"
         chosen = Path(args.export_dir) / "reranker-bible-la.json"
-        out["la_virgil"] = virgil_links(
+        on_index = virgil_links(
             args.la_index,
             Path(args.loci_similes),
             {
@@ -699,7 +796,19 @@ def main() -> None:
                 "packaged": (str(packaged), json.loads(packaged.read_text())["threshold"]),
             },
         )
-        log(f"la virgil: {json.dumps(out['la_virgil'])}")
+        if args.la_virgil:  # two matchers: Virgil's on its index, the Vulgate's on its own
+            virgil = virgil_links(args.la_virgil, Path(args.loci_similes), {
+                "packaged": (args.la_virgil_reranker, json.loads(
+                    Path(args.la_virgil_reranker).read_text())["threshold"])})  # fmt: skip
+            out[f"{args.la_key}_virgil"] = {
+                "virgil_index": virgil,
+                "vulgate_index": on_index,
+                "combined": combined_virgil(virgil, on_index, "chosen"),
+            }
+            log(f"la virgil (two matchers): {json.dumps(out[args.la_key + '_virgil'])}")
+        else:
+            out["la_virgil"] = on_index
+            log(f"la virgil: {json.dumps(out['la_virgil'])}")
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(out, indent=2))
 

@@ -52,6 +52,10 @@ are scored in sample (``<recipe>_reranker``).
     python benchmarks/intertext_false_links.py \
         --broad-index training/intertext/full-index \
         --output benchmarks/results/intertext_false_links.json
+
+``--packaged-only NAME=INDEX,...``: only the packaged reranker's settings (Loci Similes in
+sample, Cicero) on given indexes of Virgil, e.g. 0.1.3's float16 index against copies
+with int8 or fewer dimensions; no broad index needed.
 """
 
 import argparse
@@ -477,6 +481,40 @@ def main(output: Path, workdir: Path, data: Path, broad_index: Optional[Path] = 
         print("; ".join(line))
 
 
+def packaged_only(indexes: Dict[str, Path], output: Path, workdir: Path, data: Path) -> None:
+    """Only the settings that need no broad index, per given index of Virgil (e.g. the
+    shipped one and copies with int8 or fewer dimensions): the packaged reranker (the
+    one ``la_rhetoric_intertext`` saves, at its threshold) on the Loci Similes links over
+    all 463 queries, in sample as ``packaged_reranker`` above, and the links `analyze`
+    reports on Cicero's De officiis with it. Results go under ``packaged_only``."""
+    files = paths(data)
+    workdir.mkdir(parents=True, exist_ok=True)
+    cicero = read_tesserae([files["tesserae"] / "cicero.de_officiis.tess"]).segments
+    text = "\n\n".join(s.text for s in cicero)
+    result = srsly.read_json(output) if output.is_file() else {}
+    for name, index_dir in indexes.items():
+        query_text, items, _ = gold_items(index_dir, files["labels"])
+        queries = sorted(query_text)
+        started = time.perf_counter()
+        scores = summary([link_counts(index_dir, queries, query_text, items, None, True)])
+        cicero_links = analyze_text(index_dir, text, None, True)
+        cicero_links.pop("examples")
+        result.setdefault("packaged_only", {})[name] = {
+            "index": str(index_dir),
+            "loci_similes_virgil": scores,
+            "cicero_de_officiis": cicero_links,
+            "seconds": time.perf_counter() - started,
+        }
+        print(
+            f"{name}: Loci Similes R {scores['recall']:.4f} P(all queries) "
+            f"{scores['precision_all_queries']:.4f}; Cicero "
+            f"{cicero_links['links_per_100_sentences']:.2f} links per 100 sentences",
+            flush=True,
+        )
+        output.parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(output, result)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     default = Path("benchmarks/results/intertext_false_links.json")
@@ -489,8 +527,18 @@ if __name__ == "__main__":
         help="An index of the ten source authors to reuse (index-intertext-full's "
         "training/intertext/full-index; default: built in the workdir, about 17 min)",
     )
+    parser.add_argument(
+        "--packaged-only",
+        default="",
+        help="NAME=INDEX,...: only the packaged reranker's settings on these Virgil indexes "
+        "(no broad index needed; written under packaged_only in --output)",
+    )
     args = parser.parse_args()
-    if args.workdir is not None:
+    if args.packaged_only:
+        chosen = dict(item.split("=", 1) for item in args.packaged_only.split(","))
+        main_dir = args.workdir or Path(tempfile.mkdtemp())
+        packaged_only({k: Path(v) for k, v in chosen.items()}, args.output, main_dir, args.data)
+    elif args.workdir is not None:
         main(args.output, args.workdir, args.data, args.broad_index)
     else:
         with tempfile.TemporaryDirectory() as tmp:

@@ -1,5 +1,6 @@
-"""What the shipped Latin intertext index (``la_rhetoric_intertext``: Virgil, with the
-reranker trained on the Loci Similes links to Virgil) costs and finds in `analyze`.
+"""What the shipped Latin intertext indexes (``la_rhetoric_intertext``: Virgil, with the
+reranker trained on the Loci Similes links to Virgil; since 0.2.0 also the Vulgate, with
+its own reranker) cost and find in `analyze`.
 
 1. Extra time: `python -m spacy_rhetoric analyze SAMPLE --lang la` with the shipped index
    (the default) and with ``--no-index``, each run as a fresh process (model loading

@@ -117,6 +117,8 @@ JOINT_CORPUS = ("convert-asp", "convert-pse", "corpus-parallelism-joint")
 # (Loci Similes links to Virgil on the Virgil index, to five other poets on theirs; every
 # query counted), and links per 100 sentences of a text that cannot quote Virgil
 _FALSE_LINKS = "loci_similes/{}/broad_distractors_reranker_cv/{}"
+# a figure from another results file: "FILE#path"
+_TWO = "benchmarks/results/intertext_bible_two_matchers.json#"
 INTERTEXT_PERFORMANCE = (
     "benchmarks/results/intertext_false_links.json",
     (
@@ -127,6 +129,19 @@ INTERTEXT_PERFORMANCE = (
         ("intertext_other_poets_r", _FALSE_LINKS.format("others", "recall")),
         ("intertext_false_links_per_100_sentences",
          "texts/cicero_de_officiis/packaged_reranker/links_per_100_sentences"),
+        # 0.2.0: Virgil's matcher on its int8 index (the shipped reranker and threshold,
+        # every Loci Similes query), and the Vulgate matcher beside it on the test half of
+        # the Vulgate quotations and on Latin prose without scripture (both matchers'
+        # links counted)
+        ("intertext_virgil_int8_r", _TWO + "la_two_virgil/virgil_index/packaged/recall"),
+        ("intertext_virgil_int8_p",
+         _TWO + "la_two_virgil/virgil_index/packaged/precision_all_queries"),
+        ("intertext_vulgate_test_found", _TWO + "la_two/test/found"),
+        ("intertext_vulgate_test_found_quotation", _TWO + "la_two/test/found_quotation"),
+        ("intertext_vulgate_test_found_allusion", _TWO + "la_two/test/found_allusion"),
+        ("intertext_vulgate_test_precision", _TWO + "la_two/test/precision"),
+        ("intertext_vulgate_false_links_per_100_sentences",
+         _TWO + "la_two/test/false_links_per_100_sentences"),
     ),
 )  # fmt: skip
 # what the Bible intertext package's meta reports: the gold quotations' test half at the
@@ -160,7 +175,10 @@ E5 = (
 
 # Virgil's text is in the public domain (Greenough's 1900 edition); the digital text is
 # the Perseus Digital Library's (CC BY-SA 3.0), in Tesserae's segmentation (UBPL 1.0)
-VIRGIL_LICENCE = "CC BY-SA 3.0 (Virgil's text: Perseus via Tesserae); reranker: Loci Similes (MIT)"
+VIRGIL_LICENCE = (
+    "CC BY-SA 3.0 (Virgil's text: Perseus via Tesserae); Vulgate: public domain text, "
+    "Tesserae edition UBPL 1.0; reranker: Loci Similes (MIT)"
+)
 
 # the King James Version is in the public domain except in the United Kingdom, where the
 # Crown's letters patent (held by the King's Printer) still cover it
@@ -253,9 +271,12 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
         ),
         ModelSpec(
             "intertext-la", "la", "intertext",
-            "intertext_matcher with an index of Virgil (Aeneid, Georgics, Eclogues: every "
-            "verse line; lexical + multilingual-e5-small) and the reranker trained on the "
-            "Loci Similes links against all ten source authors",
+            "two intertext_matchers writing into one span group: an index of Virgil (Aeneid, "
+            "Georgics, Eclogues: every verse line; lexical + multilingual-e5-small, int8) "
+            "with the reranker trained on the Loci Similes links against all ten source "
+            "authors; and an index of the Vulgate (every verse, labelled 'James 4:6 "
+            "(Vulgate)'; lexical + multilingual-e5-small, 128 principal dimensions, int8) "
+            "with the reranker and threshold chosen on the Vulgate quotations dev half",
             VIRGIL_LICENCE, ("latin-corpora", "loci-similes"), ("pipeline-intertext-la",),
             "training/intertext-la/model", package="la_rhetoric_intertext",
             sources=(
@@ -266,9 +287,21 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
                     "CC BY-SA 3.0 (Perseus); Tesserae UBPL 1.0",
                 ),
                 (
+                    "Jerome's Vulgate (public domain text), as edited and segmented by "
+                    "Tesserae",
+                    "https://github.com/tesserae/tesserae",
+                    "Tesserae UBPL 1.0",
+                ),
+                (
                     "Loci Similes (Jerome, Lactantius -> classical links; the reranker)",
                     "https://github.com/julianschelb/locisimiles",
                     "MIT",
+                ),
+                (
+                    "Caesar, Bellum Gallicum 2; Cicero, Pro Archia, Pro Ligario, Pro "
+                    "Marcello (The Latin Library; the Vulgate reranker's negatives)",
+                    "https://www.thelatinlibrary.com",
+                    "public domain texts",
                 ),
                 E5,
             ),
@@ -522,22 +555,37 @@ def read_performance(path: Path, spec: ModelSpec) -> Dict[str, float]:
     """The figures a package's meta reports, read from a results JSON.
 
     path (Path): the results JSON (``spec.performance[0]`` in the project directory).
-    spec (ModelSpec): the model; ``spec.performance[1]`` names each figure's path.
+    spec (ModelSpec): the model; ``spec.performance[1]`` names each figure's path, or
+        "FILE#path" for a figure in another results file (read beside ``path``).
     RETURNS (Dict[str, float]): meta key -> value.
     RAISES ModelError: a missing or malformed file, or a path that holds no number.
     """
-    try:
-        data = json.loads(path.read_text(encoding="utf8"))
-    except (OSError, ValueError) as err:
-        raise ModelError(f"{spec.name}: cannot read its scores from {path}: {err}") from None
+    read: Dict[Path, object] = {}
+
+    def results(file_: Path) -> object:
+        if file_ not in read:
+            try:
+                read[file_] = json.loads(file_.read_text(encoding="utf8"))
+            except (OSError, ValueError) as err:
+                raise ModelError(
+                    f"{spec.name}: cannot read its scores from {file_}: {err}"
+                ) from None
+        return read[file_]
+
+    results(path)
     performance = {}
     for key, where in spec.performance[1]:
+        file_ = path
+        if "#" in where:
+            other, where = where.split("#", 1)
+            file_ = path.parent / Path(other).name  # a results file beside the first
+        data = results(file_)
         value: object = data
         for part in where.split("/"):
             value = value.get(part) if isinstance(value, dict) else None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ModelError(f"{spec.name}: {path} holds no number at {where}.")
-        performance[key] = float(value)
+            raise ModelError(f"{spec.name}: {file_} holds no number at {where}.")
+        performance[key] = round(float(value), 10)  # as the package meta's JSON keeps it
     return performance
 
 

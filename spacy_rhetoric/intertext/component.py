@@ -9,6 +9,14 @@ dict with ``source_id``, ``source_text``, ``retrieval_score`` (fused), ``lexical
 (shared-rarity score), ``similarity`` (cosine), ``probability`` (reranker, or None) and
 ``rank``. ``doc._.intertext_links`` lists (span, links) for the whole doc.
 
+Several matchers, one per source (Virgil and the Vulgate in ``la_rhetoric_intertext``),
+write into one span group: the first replaces the group (``overwrite``, the default), the
+later ones with ``overwrite = false`` add to it. A segment that an earlier matcher linked
+keeps its span, and the later matcher's links follow the earlier ones in its
+``_.intertext_links`` (each matcher's links best first by its own reranker; a span's
+extension values are keyed by its characters, so two spans of one sentence would share
+them).
+
 Which candidates become links: with a reranker (the index's own, else the packaged one
 for its kind, see ``rerank.index_reranker``), those among the top ``k`` whose
 probability >= ``threshold`` (None: the threshold the reranker was trained with);
@@ -76,6 +84,7 @@ def get_intertext_links(doc: Doc, spans_key: str = SPANS_KEY) -> List[Tuple[Span
         "store_index": False,
         "precision": DEFAULT_PRECISION,
         "spans_key": SPANS_KEY,
+        "overwrite": True,
         "scorer": {"@scorers": "spacy-rhetoric.intertext_scorer.v1"},
     },
     default_score_weights={"intertext_f": 1.0, "intertext_p": 0.0, "intertext_r": 0.0},
@@ -93,6 +102,7 @@ def make_intertext_matcher(
     store_index: bool,
     precision: str,
     spans_key: str,
+    overwrite: bool,
     scorer: Optional[Callable],
 ) -> "IntertextMatcher":
     """Create an ``intertext_matcher``.
@@ -115,6 +125,8 @@ def make_intertext_matcher(
     precision (str): the arithmetic the query sentences are encoded in: "float32",
         "bfloat16" or "auto" (bfloat16 where the CPU has it natively, else float32).
     spans_key (str): the span group to write.
+    overwrite (bool): replace the span group; False: add to what an earlier matcher
+        wrote there (a second source in the same pipeline).
     scorer (Optional[Callable]): the scoring method (recall@k, MRR, P/R/F1).
     """
     return IntertextMatcher(
@@ -130,6 +142,7 @@ def make_intertext_matcher(
         store_index=store_index,
         precision=precision,
         spans_key=spans_key,
+        overwrite=overwrite,
         scorer=scorer,
     )
 
@@ -160,6 +173,7 @@ class IntertextMatcher(Pipe):
         store_index: bool = False,
         precision: str = DEFAULT_PRECISION,
         spans_key: str = SPANS_KEY,
+        overwrite: bool = True,
         scorer: Optional[Callable] = None,
         index: Optional[IntertextIndex] = None,
         reranker: Optional[FeatureReranker] = None,
@@ -185,6 +199,7 @@ class IntertextMatcher(Pipe):
             "store_index": store_index,
             "precision": precision,
             "spans_key": spans_key,
+            "overwrite": overwrite,
         }
         self.scorer = scorer
         self._index = index
@@ -301,15 +316,22 @@ class IntertextMatcher(Pipe):
 
     def set_annotations(self, docs: Iterable[Doc], predictions) -> None:
         key = self.cfg["spans_key"]
+        add = not self.cfg.get("overwrite", True)
         for doc, pairs in zip(docs, predictions):
-            group = []
+            earlier = list(doc.spans[key]) if add and key in doc.spans else []
+            by_tokens = {(span.start, span.end): span for span in earlier}
+            group = list(earlier)
             for segment, links in pairs:
                 if not links:
+                    continue
+                span = by_tokens.get((segment.start, segment.end))
+                if span is not None:  # linked by an earlier matcher: its links come first
+                    span._.intertext_links = list(span._.intertext_links or []) + links
                     continue
                 span = Span(doc, segment.start, segment.end, label=LABEL)
                 span._.intertext_links = links
                 group.append(span)
-            doc.spans[key] = group
+            doc.spans[key] = sorted(group, key=lambda s: (s.start, s.end)) if add else group
 
     def to_disk(self, path, *, exclude=tuple()) -> None:
         """Save the settings (with the index's absolute path) and the reranker; with

@@ -93,6 +93,10 @@ class Candidate:
     probability: Optional[float] = None  # link probability after reranking
 
 
+# the query encoders of the indexes opened in this process, by (model, max_seq_length)
+_QUERY_ENCODERS: Dict[Tuple[Optional[str], int], Any] = {}
+
+
 class IntertextIndex:
     """Source segments searchable by a lexical and a dense channel."""
 
@@ -256,9 +260,13 @@ class IntertextIndex:
 
     @property
     def encoder(self) -> Any:
-        """The bi-encoder (loaded on first use)."""
+        """The bi-encoder (loaded on first use; indexes of one encoder in one process share
+        it, e.g. the two matchers of ``la_rhetoric_intertext``: it only encodes queries)."""
         if self._encoder is None:
-            self._encoder = load_encoder(self.cfg["model"], self.cfg["max_seq_length"])
+            key = (self.cfg["model"], self.cfg["max_seq_length"])
+            if key not in _QUERY_ENCODERS:
+                _QUERY_ENCODERS[key] = load_encoder(*key)
+            self._encoder = _QUERY_ENCODERS[key]
         return self._encoder
 
     @classmethod
