@@ -68,6 +68,12 @@ def corpus_dev(path: Path, nlp) -> Tuple[List[Doc], List[List[Branches]]]:
     return docs, gold
 
 
+def fresh(nlp, docs: Sequence[Doc]):
+    """The docs' words as new, unannotated docs of ``nlp``'s vocab."""
+    for doc in docs:
+        yield Doc(nlp.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc])
+
+
 def figure_series(
     base, finder, docs: Sequence[Doc], key: str = "figures"
 ) -> List[List[Tuple[str, Branches]]]:
@@ -76,7 +82,9 @@ def figure_series(
     base pipeline and ``figure_finder`` on the same words."""
     out = []
     for doc in docs:
-        copy = Doc(base.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc])
+        copy = Doc(
+            base.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc]
+        )
         for _, proc in base.pipeline:
             copy = proc(copy)
         copy = finder(copy)
@@ -166,14 +174,16 @@ def main() -> None:
         base = spacy.load(BASES[lang])
         finder = base.add_pipe("figure_finder")
         figures = figure_series(base, finder, docs)
-        more = [f + c for f, c in zip(figures, figure_series(base, finder, docs, "figure_candidates"))]
+        more = [
+            f + c for f, c in zip(figures, figure_series(base, finder, docs, "figure_candidates"))
+        ]
         rows = {}
         shipped = tagger.cfg["outside_penalty"]
         for penalty in grid:
             tagger.cfg["outside_penalty"] = penalty
-            preds = [[list(p.offsets) for p in d._.parallelisms]
-                     for d in nlp.pipe(Doc(nlp.vocab, words=[t.text for t in d],
-                                           spaces=[bool(t.whitespace_) for t in d]) for d in docs)]  # fmt: skip
+            preds = [
+                [list(p.offsets) for p in d._.parallelisms] for d in nlp.pipe(fresh(nlp, docs))
+            ]
             for variant, labels in FIGURE_SETS.items():
                 pairs = [(g, with_figures(p, f, labels)) for g, p, f in zip(gold, preds, figures)]
                 scores = score_parallelism_sets(pairs)
@@ -189,8 +199,10 @@ def main() -> None:
             "documents": len(docs),
             "tokens": sum(len(d) for d in docs),
             "gold": sum(len(g) for g in gold),
-            "figures_found": {v: sum(1 for f in figures for lab, _ in f if lab in labels)
-                              for v, labels in FIGURE_SETS.items()},  # fmt: skip
+            "figures_found": {
+                v: sum(1 for f in figures for lab, _ in f if lab in labels)
+                for v, labels in FIGURE_SETS.items()
+            },  # fmt: skip
             "levers": rows,
             "review": review,
         }

@@ -53,7 +53,9 @@ def main() -> None:
     for spec in args.penalty:
         lang, sep, value = spec.partition("=")
         if not sep or lang not in PACKAGES:
-            parser.error(f"--penalty: expected LANG=VALUE with LANG in {sorted(PACKAGES)}, got {spec!r}")
+            parser.error(
+                f"--penalty: expected LANG=VALUE with LANG in {sorted(PACKAGES)}, got {spec!r}"
+            )
         try:
             penalties[lang] = float(value)
         except ValueError:

@@ -28,11 +28,14 @@ from typing import Dict, List, Optional, Set
 
 import numpy
 from spacy.attrs import DEP, HEAD
+from spacy.strings import get_string_id
 from spacy.tokens import Doc
 
 from .candidates import MAX_MEMBERS, Candidate, Range, make_candidate, runs
 from .segment import Segmentation
 from .words import CONJUNCTIONS, CONNECTIVES, ColonWords, Words, is_enclitic_que, words_of
+
+_MARK_ID, _CC_ID = get_string_id("mark"), get_string_id("cc")
 
 POLYSYNDETON_GAP = 12
 MAX_FIRST = 8
@@ -167,13 +170,12 @@ def polysyndeton_candidates(
     return found
 
 
-def _separated(words: Words, seg: Segmentation, c: int) -> bool:
-    """Whether colon c + 1 follows colon c after a list separator only (a sentence start
-    the parser put after a comma does not count: "dediderim periculis omnibus, optulerim
-    insidiis, obiecerim invidiae"). Read on the normal forms: normalising changes no
-    punctuation and no space."""
-    end = int(seg.ends[c])
-    between = words.forms[end : min(int(seg.starts[c + 1]), end + 4)]
+def _separated(forms: List[str], end: int, next_start: int) -> bool:
+    """Whether a colon ending at ``end`` is followed by the next (from ``next_start``)
+    after a list separator only (a sentence start the parser put after a comma does not
+    count: "dediderim periculis omnibus, optulerim insidiis, obiecerim invidiae"). Read
+    on the normal forms: normalising changes no punctuation and no space."""
+    between = forms[end : min(next_start, end + 4)]
     return (
         bool(between)
         and all(t in SEPARATORS or not t.strip() for t in between)
@@ -181,11 +183,11 @@ def _separated(words: Words, seg: Segmentation, c: int) -> bool:
     )
 
 
-def _enumerated(words: Words, seg: Segmentation, c: int) -> bool:
-    """Whether the enumeration comma 、 separates colon c from colon c + 1 (Chinese: an
-    ordinary list of names or things, not an asyndeton; read on the normal forms)."""
-    end = int(seg.ends[c])
-    return "、" in words.forms[end : min(int(seg.starts[c + 1]), end + 4)]
+def _enumerated(forms: List[str], end: int, next_start: int) -> bool:
+    """Whether the enumeration comma 、 separates a colon ending at ``end`` from the
+    next (Chinese: an ordinary list of names or things, not an asyndeton; read on the
+    normal forms)."""
+    return "、" in forms[end : min(next_start, end + 4)]
 
 
 def _verbal(words: Words, p: int) -> bool:
@@ -307,30 +309,30 @@ def asyndeton_candidates(
         )
         fits = (cw.count >= 1) & (cw.count <= MAX_ASYNDETON_WORDS) & (conj_per_colon == 0)
         connectives = CONNECTIVES.get(words.lang, frozenset())
-        parsed = doc.has_annotation("DEP")
+        forms = words.forms
         opens = numpy.zeros(m, dtype=bool)  # the colon opens with a connective
         looked = numpy.flatnonzero(fits & (cw.first >= 0))
-        for c, first in zip(looked.tolist(), cw.first[looked].tolist()):
-            opens[c] = words.forms[first] in connectives or (
-                parsed and doc[first].dep_ in ("mark", "cc")
-            )
+        if len(looked):
+            firsts = cw.first[looked]
+            if doc.has_annotation("DEP"):  # or a mark/cc word
+                deps = doc.to_array(DEP)[firsts]
+                opens[looked] = (deps == _MARK_ID) | (deps == _CC_ID)
+            for c, first in zip(looked.tolist(), firsts.tolist()):
+                if forms[first] in connectives:
+                    opens[c] = True
         run: List[int] = []
         zh = words.lang == "zh"
+        starts, ends = seg.starts.tolist(), seg.ends.tolist()
+        bounds, positions = cw.bounds, cw.positions.tolist()
 
         def close() -> None:  # a run of >= 3 cola
-            if (
-                len(
-                    {tuple(words.forms[int(t)] for t in words_of(cw, c)) for c in run[:MAX_MEMBERS]}
-                )
-                > 1
-            ):
-                cola = run[:MAX_MEMBERS]
-                members = [(int(seg.starts[c]), int(seg.ends[c])) for c in cola]
-                support = [(int(cw.first[c]), int(cw.first[c]) + 1) for c in cola]
+            cola = run[:MAX_MEMBERS]
+            texts = {tuple(forms[t] for t in positions[bounds[c] : bounds[c + 1]]) for c in cola}
+            if len(texts) > 1:
+                members = [(starts[c], ends[c]) for c in cola]
+                support = [(positions[bounds[c]], positions[bounds[c]] + 1) for c in cola]
                 found.append(
-                    make_candidate(
-                        "asyndeton", members, support, len(run), True, end=int(seg.ends[run[-1]])
-                    )
+                    make_candidate("asyndeton", members, support, len(run), True, end=ends[run[-1]])
                 )
             run.clear()
 
@@ -344,8 +346,8 @@ def asyndeton_candidates(
             if run and not (
                 run[-1] == c - 1
                 and not opens_list[c]
-                and _separated(words, seg, c - 1)
-                and not (zh and _enumerated(words, seg, c - 1))
+                and _separated(forms, ends[c - 1], starts[c])
+                and not (zh and _enumerated(forms, ends[c - 1], starts[c]))
             ):
                 if len(run) >= 3:
                     close()

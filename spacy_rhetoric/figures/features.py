@@ -77,6 +77,33 @@ FEATURES = (
 COLUMN = {name: i for i, name in enumerate(FEATURES)}
 
 
+# the columns as constants (read once per candidate)
+_BIAS = COLUMN["bias"]
+_TAGGED = COLUMN["tagged"]
+_POS_OTHER = COLUMN["pos_other"]
+_STOP = COLUMN["stop"]
+_WORD_CHARS = COLUMN["word_chars"]
+_SHORT_WORD = COLUMN["short_word"]
+_SUPPORT_WORDS = COLUMN["support_words"]
+_MEMBERS = COLUMN["members"]
+_EXTRA_MEMBERS = COLUMN["extra_members"]
+_LENGTH_RATIO = COLUMN["length_ratio"]
+_MEMBER_WORDS = COLUMN["member_words"]
+_SPAN_TOKENS = COLUMN["span_tokens"]
+_DISTANCE = COLUMN["distance"]
+_PUNCT_BETWEEN = COLUMN["punct_between"]
+_PUNCT_BOUNDARIES = COLUMN["punct_boundaries"]
+_POSITION = COLUMN["position"]
+_SENTENCE_START = COLUMN["sentence_start"]
+_WHOLE_COLA = COLUMN["whole_cola"]
+_DISTINCT_WORDS = COLUMN["distinct_words"]
+_CROSS_SENTENCE = COLUMN["cross_sentence"]
+_SUPPORT_ALL_STOP = COLUMN["support_all_stop"]
+_SUPPORT_PROPN_NUM = COLUMN["support_propn_num"]
+_MEMBER_SENTENCES = COLUMN["member_sentences"]
+_IDENTICAL_SHARE = COLUMN["identical_share"]
+
+
 # the one-hot column of each tagged POS
 POS_COLUMN = {tag: COLUMN[f"pos_{tag.lower()}"] for tag in POS_COLUMNS}
 
@@ -111,52 +138,52 @@ def candidate_features(
     rows = []
     for cand in candidates:
         x = [0.0] * len(FEATURES)
-        x[COLUMN["bias"]] = 1.0
-        x[COLUMN["tagged"]] = float(tagged)
+        x[_BIAS] = 1.0
+        x[_TAGGED] = float(tagged)
         s0, e0 = cand.support[0] if cand.support else cand.members[0]
         if tagged:
-            x[POS_COLUMN.get(pos[s0], COLUMN["pos_other"])] = 1.0
+            x[POS_COLUMN.get(pos[s0], _POS_OTHER)] = 1.0
         word_ranges = [(s, e) for s, e in cand.support if word_cum[e] - word_cum[s] > 0] or [
             (s0, e0)
         ]
         stops = [all(stopish[t] or not is_word[t] for t in range(s, e)) for s, e in word_ranges]
-        x[COLUMN["stop"]] = sum(stops) / len(stops)
+        x[_STOP] = sum(stops) / len(stops)
         chars = sum(len(forms[t]) for t in range(s0, e0) if is_word[t])
-        x[COLUMN["word_chars"]] = min(chars, 12)
-        x[COLUMN["short_word"]] = float(chars <= 2)
+        x[_WORD_CHARS] = min(chars, 12)
+        x[_SHORT_WORD] = float(chars <= 2)
         support_words = [word_cum[e] - word_cum[s] for s, e in word_ranges]
-        x[COLUMN["support_words"]] = min(sum(support_words) / len(support_words), 4)
-        x[COLUMN["members"]] = min(cand.n_members, 10)
-        x[COLUMN["extra_members"]] = min(max(cand.n_members - 2, 0), 8)
+        x[_SUPPORT_WORDS] = min(sum(support_words) / len(support_words), 4)
+        x[_MEMBERS] = min(cand.n_members, 10)
+        x[_EXTRA_MEMBERS] = min(max(cand.n_members - 2, 0), 8)
         lengths = [max(word_cum[e] - word_cum[s], 1) for s, e in cand.members]
-        x[COLUMN["length_ratio"]] = min(lengths) / max(lengths)
-        x[COLUMN["member_words"]] = math.log1p(sum(lengths) / len(lengths))
-        x[COLUMN["span_tokens"]] = math.log1p(cand.end - cand.start)
+        x[_LENGTH_RATIO] = min(lengths) / max(lengths)
+        x[_MEMBER_WORDS] = math.log1p(sum(lengths) / len(lengths))
+        x[_SPAN_TOKENS] = math.log1p(cand.end - cand.start)
         if len(cand.support) > 1:
             pairs = list(zip(cand.support, cand.support[1:]))
             gaps = [max(word_cum[b] - word_cum[a], 0) for (_, a), (b, _) in pairs]
-            x[COLUMN["distance"]] = math.log1p(sum(gaps) / len(gaps))
+            x[_DISTANCE] = math.log1p(sum(gaps) / len(gaps))
             punct = [b > a and break_cum[b] - break_cum[a] > 0 for (_, a), (b, _) in pairs]
-            x[COLUMN["punct_between"]] = sum(punct) / len(punct)
+            x[_PUNCT_BETWEEN] = sum(punct) / len(punct)
         followed = [breaks[e] if e < n else True for _, e in cand.members]
-        x[COLUMN["punct_boundaries"]] = sum(followed) / len(followed)
+        x[_PUNCT_BOUNDARIES] = sum(followed) / len(followed)
         start = cand.members[0][0]
         sid = sentence[start]
         first = sent_start[sid]
-        x[COLUMN["position"]] = (start - first) / max(sent_end[sid] - first, 1)
+        x[_POSITION] = (start - first) / max(sent_end[sid] - first, 1)
         first_word = start
         while first_word > first and not is_word[first_word - 1]:
             first_word -= 1
-        x[COLUMN["sentence_start"]] = float(first_word == first)
-        x[COLUMN["whole_cola"]] = float(cand.whole_cola)
+        x[_SENTENCE_START] = float(first_word == first)
+        x[_WHOLE_COLA] = float(cand.whole_cola)
         distinct = {" ".join(forms[t] for t in range(s, e) if is_word[t]) for s, e in word_ranges}
-        x[COLUMN["distinct_words"]] = min(len(distinct), 6)
-        x[COLUMN["cross_sentence"]] = float(sentence[cand.end - 1] != sentence[start])
+        x[_DISTINCT_WORDS] = min(len(distinct), 6)
+        x[_CROSS_SENTENCE] = float(sentence[cand.end - 1] != sentence[start])
         support_tokens = [t for s, e in word_ranges for t in range(s, e) if is_word[t]]
-        x[COLUMN["support_all_stop"]] = float(
+        x[_SUPPORT_ALL_STOP] = float(
             bool(support_tokens) and all(stopish[t] for t in support_tokens)
         )
-        x[COLUMN["support_propn_num"]] = float(
+        x[_SUPPORT_PROPN_NUM] = float(
             any(
                 (tagged and pos[t] in ("PROPN", "NUM")) or not any(ch.isalpha() for ch in forms[t])
                 for t in support_tokens
@@ -164,13 +191,13 @@ def candidate_features(
         )
         if len(cand.members) > 1:
             member_sent = [sentence[s] for s, _ in cand.members]
-            x[COLUMN["member_sentences"]] = sum(
-                a != b for a, b in zip(member_sent, member_sent[1:])
-            ) / (len(member_sent) - 1)
+            x[_MEMBER_SENTENCES] = sum(a != b for a, b in zip(member_sent, member_sent[1:])) / (
+                len(member_sent) - 1
+            )
             sets = [{codes[t] for t in range(s, e) if is_word[t]} for s, e in cand.members]
             union = set().union(*sets)
             if union:
-                x[COLUMN["identical_share"]] = len(set.intersection(*sets)) / len(union)
+                x[_IDENTICAL_SHARE] = len(set.intersection(*sets)) / len(union)
         rows.append(x)
     return numpy.asarray(rows, dtype="float32")
 

@@ -57,7 +57,6 @@ unit, date or name as support, and a 顶真 link of at least two characters unle
 are short and parallel.
 """
 
-import re
 from collections import Counter, deque
 from typing import Deque, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -112,7 +111,6 @@ EN_AUXILIARIES = frozenset(
 
 # a token of a file name, address or URL ("ENRON.XLS", "Compaq.com", "a@b.com"): its
 # repetition is a list of attachments or a header, not a figure
-MACHINE_TOKEN = re.compile(r"[@/\\]|[^\W\d_]\.[^\W\d_]{2}")
 
 EDGE = ("anaphora", "epiphora", "symploce")
 LINKING = ("anadiplosis", "gradatio")
@@ -121,7 +119,7 @@ FIGURES = EDGE + LINKING + IN_PLACE
 
 
 def _shared(
-    codes: numpy.ndarray, lists: Sequence[numpy.ndarray], from_end: bool, limit: int
+    codes: Sequence[int], lists: Sequence[Sequence[int]], from_end: bool, limit: int
 ) -> int:
     """How many words all lists share at their start (or end), at most ``limit``."""
     k = 0
@@ -177,6 +175,11 @@ def edge_candidates(
             ok = 2 <= len(text) <= ZH_MAX_OVERLAP and len(doc[int(cw.first[c])].text) > 1
             char_key.append(text[0] if ok else None)
         anaphora += [s for s in series(char_key, MAX_STEP) if (s.positions[0], s.last) not in seen]
+    # the series as Python lists: a colon's words are positions[bounds[c]:bounds[c + 1]]
+    code_list = codes.tolist()
+    positions, bounds = cw.positions.tolist(), cw.bounds
+    starts, ends = seg.starts.tolist(), seg.ends.tolist()
+    lead_list = lead.tolist()
     for figure, found_series in (
         ("symploce", symploce),
         ("anaphora", anaphora),
@@ -185,35 +188,34 @@ def edge_candidates(
         for s in found_series:
             if figure != "symploce" and (s.positions[0], s.last, s.count) in replaced:
                 continue
-            lists = [words_of(cw, c) for c in s.positions]
+            lists = [positions[bounds[c] : bounds[c + 1]] for c in s.positions]
             if figure == "anaphora":
-                lists = [w[int(lead[c]) :] for w, c in zip(lists, s.positions)]
+                lists = [w[lead_list[c] :] for w, c in zip(lists, s.positions)]
             shortest = min(len(w) for w in lists)
-            members = [(int(seg.starts[c]), int(seg.ends[c])) for c in s.positions]
+            members = [(starts[c], ends[c]) for c in s.positions]
+            first_codes = [code_list[t] for t in lists[0]]
             identical = figure == "symploce" and all(
-                len(w) == len(lists[0]) and (codes[w] == codes[lists[0]]).all() for w in lists
+                [code_list[t] for t in w] == first_codes for w in lists
             )
             labels = ("symploce", "anaphora", "epiphora") if identical else (figure,)
             for label in labels:  # a repeated colon (refrain): also anaphora and epiphora
                 support: List[Range] = []
                 head = tail = 0
                 if label in ("anaphora", "symploce"):
-                    head = _shared(codes, lists, False, min(MAX_SHARED, max(shortest - 1, 1)))
+                    head = _shared(code_list, lists, False, min(MAX_SHARED, max(shortest - 1, 1)))
                 if label == "symploce":  # head + tail <= the shortest member
-                    tail = _shared(codes, lists, True, min(MAX_SHARED, shortest - max(head, 1)))
+                    tail = _shared(code_list, lists, True, min(MAX_SHARED, shortest - max(head, 1)))
                 if label == "epiphora":
-                    tail = _shared(codes, lists, True, min(MAX_SHARED, shortest))
+                    tail = _shared(code_list, lists, True, min(MAX_SHARED, shortest))
                 for w in lists:
                     if head:
-                        support.append((int(w[0]), int(w[head - 1]) + 1))
+                        support.append((w[0], w[head - 1] + 1))
                     if tail:
-                        support.append((int(w[-tail]), int(w[-1]) + 1))
+                        support.append((w[-tail], w[-1] + 1))
                 if not support:  # single-character anaphora: the first token
-                    support = [(int(w[0]), int(w[0]) + 1) for w in lists]
+                    support = [(w[0], w[0] + 1) for w in lists]
                 found.append(
-                    make_candidate(
-                        label, members, support, s.count, True, end=int(seg.ends[s.last])
-                    )
+                    make_candidate(label, members, support, s.count, True, end=ends[s.last])
                 )
     found += question_symploce_candidates(doc, words, seg, cw)
     found += inner_anaphora_candidates(words, cw)
@@ -403,11 +405,11 @@ def _sentence_link(doc: Doc, seg: Segmentation, c: int) -> bool:
     return not any(t in SENTENCE_FINAL for t in before + after)
 
 
-def _comma_only(doc: Doc, seg: Segmentation, c: int) -> bool:
-    """Whether only a comma (or 、, or nothing) separates colon c from colon c + 1."""
-    between = [doc[i].text for i in range(int(seg.ends[c]), int(seg.starts[c + 1]))]
-    marks = [t for t in between if t.strip()]
-    return all(t in (",", "，", "、") for t in marks)
+def _comma_only(words: Words, seg: Segmentation, c: int) -> bool:
+    """Whether only a comma (or 、, or nothing) separates colon c from colon c + 1 (read
+    on the normal forms: normalising changes no punctuation and no space)."""
+    between = words.forms[int(seg.ends[c]) : int(seg.starts[c + 1])]
+    return all(t in (",", "，", "、") for t in between if t.strip())
 
 
 def linking_candidates(
@@ -444,7 +446,7 @@ def linking_candidates(
             while skipped < MAX_LEAD and b1 - b0 - skipped > 1 and stopish_w[b0 + skipped]:
                 skipped += 1
         bs = b0 + skipped
-        if a1 - a0 < MIN_EDGE_WORDS and (not skipped or _comma_only(doc, seg, c)):
+        if a1 - a0 < MIN_EDGE_WORDS and (not skipped or _comma_only(words, seg, c)):
             continue  # "Words, words": epizeuxis; "Vivis, et vivis": ploce
         if zh:  # by characters, over the tokens that can hold the overlap
             a, b = words_of(cw, c), words_of(cw, c + 1)[skipped:]
@@ -475,7 +477,7 @@ def linking_candidates(
         while k > 0 and code[a1 - k : a1] != code[bs : bs + k]:
             k -= 1
         if k:
-            if k == b1 - bs and _comma_only(doc, seg, c):
+            if k == b1 - bs and _comma_only(words, seg, c):
                 continue  # "O Romeo, Romeo!": immediate repetition, epizeuxis
             link = (tokens[a1 - k], tokens[a1 - 1] + 1), (tokens[bs], tokens[bs + k - 1] + 1)
             links.append((c, *link))
@@ -487,11 +489,16 @@ def linking_candidates(
         for x in range(a1 - 1, max(a0, a1 - LINK_WINDOW) - 1, -1):
             if not content[x]:
                 continue
+            form_x = forms[tokens[x]]
             for y in range(bs, min(b1, bs + LINK_WINDOW)):
+                # one stem shares its first STEM_MIN_CHARS characters (``same_stem``)
                 if content[y] and (
                     code[x] == code[y]
                     or (lemmas is not None and lemmas[tokens[x]] == lemmas[tokens[y]])
-                    or same_stem(forms[tokens[x]], forms[tokens[y]])
+                    or (
+                        form_x[:STEM_MIN_CHARS] == forms[tokens[y]][:STEM_MIN_CHARS]
+                        and same_stem(form_x, forms[tokens[y]])
+                    )
                 ):
                     pair = x, y
                     break
@@ -649,10 +656,12 @@ def epanalepsis_candidates(words: Words, seg: Segmentation, cw: ColonWords) -> L
     # possible[k - 1, c]: a unit of k words opening colon c may return (its first word is
     # the k-th last word of a colon at most EPANALEPSIS_COLA cola on)
     possible = numpy.zeros((MAX_UNIT, m), dtype=bool)
-    for k in range(1, MAX_UNIT + 1):
-        end_code = numpy.where(cw.count >= k, codes[cw.positions[numpy.maximum(ends - k, 0)]], -2)
-        for offset in range(min(EPANALEPSIS_COLA + 1, m)):
-            possible[k - 1, : m - offset] |= first_code[: m - offset] == end_code[offset:]
+    units = numpy.arange(1, MAX_UNIT + 1)[:, None]
+    end_code = numpy.where(  # [MAX_UNIT, m]: the k-th last word of each colon
+        cw.count >= units, codes[cw.positions[numpy.maximum(ends - units, 0)]], -2
+    )
+    for offset in range(min(EPANALEPSIS_COLA + 1, m)):
+        possible[:, : m - offset] |= first_code[: m - offset] == end_code[:, offset:]
     opening = possible.any(axis=0)
     if not opening.any():
         return found
@@ -671,11 +680,12 @@ def epanalepsis_candidates(words: Words, seg: Segmentation, cw: ColonWords) -> L
             return True
         return any(pos[t] not in FRAME_POS for t in tokens[start:stop])
 
-    for c in numpy.flatnonzero(opening).tolist():
+    opening_cola = numpy.flatnonzero(opening)
+    for c, unit_possible in zip(opening_cola.tolist(), possible[:, opening_cola].T.tolist()):
         a0, a1 = bounds[c], bounds[c + 1]
         s_a = in_sentence[a0]
         for k in range(min(MAX_UNIT, a1 - a0), 0, -1):
-            if not possible[k - 1, c] or not framing(a0, a0 + k):
+            if not unit_possible[k - 1] or not framing(a0, a0 + k):
                 continue
             unit = code[a0 : a0 + k]
             hit = -1  # the word index of the return
@@ -894,15 +904,16 @@ def plausible(doc: Doc, words: Words, seg: Segmentation, cand: Candidate) -> boo
       ``REFRAIN_MAX_TOKENS`` tokens, or whole sentences of >= 2 words repeated
       (duplicated lines);
     * Chinese: the support is no numeral, unit, date or name (平方公里, 人, 1960年);
-    * no support word is a file name, address or URL (``MACHINE_TOKEN``), and no edge
+    * no support word is a file name, address or URL (``words.MACHINE_TOKEN``), and no edge
       figure has a number in every member (schedules, phone lists).
     """
-    support = [t for s, e in cand.support for t in range(s, e) if words.is_word[t]]
-    if any(MACHINE_TOKEN.search(doc[t].text) for t in support):
+    is_word = words.is_word
+    support = [t for s, e in cand.support for t in range(s, e) if is_word[t]]
+    if words.is_machine[support].any():
         return False
     if cand.figure in EDGE and words.lang != "zh" and len(cand.members) >= 2:
-        digits = [any(ch.isdigit() for ch in doc[s:e].text) for s, e in cand.members]
-        if all(digits):
+        has_digit = words.has_digit  # the span's text holds a digit where a token's does
+        if all(has_digit[s:e].any() for s, e in cand.members):
             return False  # a schedule or a list of numbers ("(713) 345-9945 Fax: (713)")
     if words.lang == "zh" and not _zh_numeral_chain(doc, words, cand):
         tagged = []

@@ -8,6 +8,7 @@ stop list of the language plus ``EXTRA_STOP``), holds a letter, and, where the d
 tagged, has an open-class part of speech (``CONTENT_POS``).
 """
 
+import re
 from functools import lru_cache
 from typing import Any, Callable, Dict, FrozenSet, List, NamedTuple, Optional, Tuple
 
@@ -61,6 +62,10 @@ EXTRA_STOP: Dict[str, FrozenSet[str]] = {
     ),
     "zh": frozenset("的 了 是 在 也 就 都 而 之 其 者 乎 矣 焉 哉 以 于 於 则 所".split()),
 }
+
+
+# a file name, address or URL: no word of a figure ("report.pdf", "a@b", "http://")
+MACHINE_TOKEN = re.compile(r"[@/\\]|[^\W\d_]\.[^\W\d_]{2}")
 
 
 @lru_cache(maxsize=500_000)
@@ -143,21 +148,26 @@ class StringTable:
         self.rows = numpy.insert(self.rows, at, numpy.arange(first, stop, dtype=numpy.int64))
 
 
-def _describe(lang: str) -> Callable[[str], Tuple[str, Tuple[bool, bool, bool, bool]]]:
+def _describe(
+    lang: str,
+) -> Callable[[str], Tuple[str, Tuple[bool, bool, bool, bool, bool, bool]]]:
     """The normal form of a string and its flags (holds a letter or digit, holds a
-    letter, a listed conjunction, a listed stop word)."""
+    letter, a listed conjunction, a listed stop word; its text holds a digit, its text
+    is a machine token: ``MACHINE_TOKEN``)."""
     conjunctions, stop_words = (
         CONJUNCTIONS.get(lang, frozenset()),
         EXTRA_STOP.get(lang, frozenset()),
     )
 
-    def describe(text: str) -> Tuple[str, Tuple[bool, bool, bool, bool]]:
+    def describe(text: str) -> Tuple[str, Tuple[bool, bool, bool, bool, bool, bool]]:
         form = normalize(text, lang)
         flags = (
             any(ch.isalnum() for ch in form),
             any(ch.isalpha() for ch in form),
             form in conjunctions,
             form in stop_words,
+            any(ch.isdigit() for ch in text),
+            MACHINE_TOKEN.search(text) is not None,
         )
         return form, flags
 
@@ -172,7 +182,7 @@ def lexicon(lang: str) -> StringTable:
     table per language, kept across docs)."""
     table = _LEXICONS.get(lang)
     if table is None:
-        table = _LEXICONS[lang] = StringTable(_describe(lang), 4, 1_000_000)
+        table = _LEXICONS[lang] = StringTable(_describe(lang), 6, 1_000_000)
     return table
 
 
@@ -193,6 +203,9 @@ class Words(NamedTuple):
     is_content (numpy.ndarray): [n] bool.
     is_conj (numpy.ndarray): [n] bool, a coordinating conjunction (list or CCONJ).
     form_codes (numpy.ndarray): [n] int, equal forms equal codes.
+    has_digit (numpy.ndarray): [n] bool, the token's text holds a digit.
+    is_machine (numpy.ndarray): [n] bool, the token's text is a file name, address or
+        URL (``MACHINE_TOKEN``).
     """
 
     lang: str
@@ -204,6 +217,8 @@ class Words(NamedTuple):
     is_content: numpy.ndarray
     is_conj: numpy.ndarray
     form_codes: numpy.ndarray
+    has_digit: numpy.ndarray
+    is_machine: numpy.ndarray
 
 
 # per POS id: its name, and whether it is a content, non-word or CCONJ tag
@@ -266,7 +281,19 @@ def doc_words(doc: Doc) -> Words:
     is_stop = is_word & ((array[:, 5] != 0) | listed_stop)
     is_conj = is_word & (listed_conj | cconj)
     is_content = is_word & ~is_stop & ~is_conj & alpha & content_pos
-    return Words(lang, forms, lemmas, pos, is_word, is_stop, is_content, is_conj, form_codes)
+    return Words(
+        lang,
+        forms,
+        lemmas,
+        pos,
+        is_word,
+        is_stop,
+        is_content,
+        is_conj,
+        form_codes,
+        flags[:, 4],
+        flags[:, 5],
+    )
 
 
 def is_char_tokenized(doc: Doc) -> bool:
