@@ -386,25 +386,33 @@ HELD_OUT_SOURCE = (
 )
 
 
-def fresh_source(langs: Iterable[str]) -> str:
+def _later_source(intro: str, descriptions: Dict[str, str], langs: Iterable[str]) -> str:
+    """The README's source paragraph of a sample drawn after earlier ones."""
     return (
-        "Fresh running text (`--texts fresh`): a first judged sample was drawn from the "
-        "held-out text and its errors then changed the rules, so this sample comes from "
-        "text that neither the calibration, the held-out rate nor the first sample read: "
-        + "; ".join(f"{LANGUAGE_NAMES[lang]}: {FRESH_DESCRIPTION[lang]}" for lang in langs)
+        intro
+        + "; ".join(f"{LANGUAGE_NAMES[lang]}: {descriptions[lang]}" for lang in langs)
         + ". Read by each language's base pipeline and a `figure_finder` at its default "
         "settings."
     )
 
 
+def fresh_source(langs: Iterable[str]) -> str:
+    return _later_source(
+        "Fresh running text (`--texts fresh`): a first judged sample was drawn from the "
+        "held-out text and its errors then changed the rules, so this sample comes from "
+        "text that neither the calibration, the held-out rate nor the first sample read: ",
+        FRESH_DESCRIPTION,
+        langs,
+    )
+
+
 def third_source(langs: Iterable[str]) -> str:
-    return (
+    return _later_source(
         "A third sample (`--texts third`): the fresh samples' errors (Latin alliteration "
         "on names; English tag questions, lists opening with articles, headings run into "
-        "the text) changed the rules, so this one reads text that no step read: "
-        + "; ".join(f"{LANGUAGE_NAMES[lang]}: {THIRD_DESCRIPTION[lang]}" for lang in langs)
-        + ". Read by each language's base pipeline and a `figure_finder` at its default "
-        "settings."
+        "the text) changed the rules, so this one reads text that no step read: ",
+        THIRD_DESCRIPTION,
+        langs,
     )
 
 
