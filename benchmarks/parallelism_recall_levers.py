@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
 import spacy
+from parallelism_running_gold import candidates, token_offsets
 from spacy.tokens import Doc
 
 import spacy_rhetoric  # noqa: F401
@@ -49,12 +50,8 @@ def running_dev(path: Path, nlp) -> Tuple[List[Doc], List[List[Branches]]]:
         if row["split"] != "dev":
             continue
         doc = nlp.make_doc(row["text"])
-        parallelisms = []
-        for p in row["parallelisms"]:
-            spans = [doc.char_span(s, e, alignment_mode="expand") for s, e in p["branches"]]
-            parallelisms.append([(span.start, span.end) for span in spans])
         docs.append(doc)
-        gold.append(parallelisms)
+        gold.append([token_offsets(doc, p["branches"]) for p in row["parallelisms"]])
     return docs, gold
 
 
@@ -75,31 +72,27 @@ def fresh(nlp, docs: Sequence[Doc]):
 
 
 def figure_series(
-    base, finder, docs: Sequence[Doc], key: str = "figures"
-) -> List[List[Tuple[str, Branches]]]:
-    """Per doc, the figures of span group ``key`` (the reported ones, or the review list
-    "figure_candidates") with their members (trailing punctuation trimmed), found by the
-    base pipeline and ``figure_finder`` on the same words."""
-    out = []
-    for doc in docs:
-        copy = Doc(
-            base.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc]
-        )
-        for _, proc in base.pipeline:
-            copy = proc(copy)
-        copy = finder(copy)
-        found = []
-        for span in copy.spans.get(key, []):
-            members = []
-            for member in span._.figure_members:
-                start, end = member.start, member.end
-                while end > start + 1 and copy[end - 1].text in PUNCT:
-                    end -= 1
-                members.append((start, end))
-            if len(members) >= 2:
-                found.append((span.label_, members))
-        out.append(found)
-    return out
+    base, docs: Sequence[Doc]
+) -> Tuple[List[List[Tuple[str, Branches]]], List[List[Tuple[str, Branches]]]]:
+    """Per doc, the figures that the base pipeline with ``figure_finder`` (its last
+    component) reports on the same words, with their members (trailing punctuation
+    trimmed); and the same with the finder's review list ("figure_candidates") added."""
+    reported, with_review = [], []
+    for doc in base.pipe(fresh(base, docs)):
+        groups = {key: [] for key in ("figures", "figure_candidates")}
+        for key, found in groups.items():
+            for span in doc.spans.get(key, []):
+                members = []
+                for member in span._.figure_members:
+                    start, end = member.start, member.end
+                    while end > start + 1 and doc[end - 1].text in PUNCT:
+                        end -= 1
+                    members.append((start, end))
+                if len(members) >= 2:
+                    found.append((span.label_, members))
+        reported.append(groups["figures"])
+        with_review.append(groups["figures"] + groups["figure_candidates"])
+    return reported, with_review
 
 
 def with_figures(pred: List[Branches], figures, labels: Sequence[str]) -> List[Branches]:
@@ -118,14 +111,6 @@ def with_figures(pred: List[Branches], figures, labels: Sequence[str]) -> List[B
     return out
 
 
-def review_candidates(doc: Doc) -> List[Branches]:
-    """The package's review list: its branches grouped by their shared id."""
-    groups: Dict[int, Branches] = {}
-    for span in doc.spans.get("parallelism_candidates", []):
-        groups.setdefault(span.id, []).append((span.start, span.end))
-    return [sorted(b) for b in groups.values() if len(b) >= 2]
-
-
 def review_lever(nlp, docs, gold, figures, more) -> Dict[str, Dict]:
     """EPM recall of reports + review list, with the figure series added to the review
     list (the reported figures, or those and the figures' own review list), and the
@@ -140,7 +125,7 @@ def review_lever(nlp, docs, gold, figures, more) -> Dict[str, Dict]:
             reported = sum(len(d._.parallelisms) for d in preds)
             pairs = []
             for g, d, f in zip(gold, preds, series or [[] for _ in preds]):
-                base = [list(p.offsets) for p in d._.parallelisms] + review_candidates(d)
+                base = [list(p.offsets) for p in d._.parallelisms] + candidates(d)
                 pairs.append((g, with_figures(base, f, labels)))
             total = sum(len(p) for _, p in pairs)
             out[f"review+{source}={variant}"] = {
@@ -172,11 +157,8 @@ def main() -> None:
         else:
             docs, gold = corpus_dev(args.asp if lang == "la" else args.pse, nlp)
         base = spacy.load(BASES[lang])
-        finder = base.add_pipe("figure_finder")
-        figures = figure_series(base, finder, docs)
-        more = [
-            f + c for f, c in zip(figures, figure_series(base, finder, docs, "figure_candidates"))
-        ]
+        base.add_pipe("figure_finder")
+        figures, more = figure_series(base, docs)
         rows = {}
         shipped = tagger.cfg["outside_penalty"]
         for penalty in grid:

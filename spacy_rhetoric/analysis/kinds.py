@@ -197,23 +197,40 @@ def _parallelism_marks(parallelism: Any, ident: str) -> List[Item]:
     return marks
 
 
+def span_finding(
+    kind: str,
+    name: str,
+    ident: str,
+    span: Span,
+    base: int,
+    score: Optional[float],
+    parts: List[str],
+    label: Optional[str] = None,
+) -> Item:
+    """The fields every finding of one span has (chiasmi, figures, intertext links): its
+    kind, document, id, label (default: the span's), text, score (None: unscored),
+    characters in the whole file (the document starts at ``base``) and the parts the
+    findings table shows."""
+    return {
+        "kind": kind,
+        "doc": name,
+        "id": ident,
+        "label": span.label_ if label is None else label,
+        "text": span.text,
+        "score": float(score) if score is not None else None,
+        "start_char": base + span.start_char,
+        "end_char": base + span.end_char,
+        "parts": parts,
+    }
+
+
 # --- chiasmus: the span A..A', its supporting words in the details -----------------------
 
 
 def chiasmus_item(kind: str, name: str, ident: str, span: Span, base: int) -> Item:
     """A chiasmus (or a candidate for review) as plain data, the A B B' A' words in parts."""
-    score = span._.chiasmus_score
-    return {
-        "kind": kind,
-        "doc": name,
-        "id": ident,
-        "label": span.label_,
-        "text": span.text,
-        "score": float(score) if score is not None else None,
-        "start_char": base + span.start_char,
-        "end_char": base + span.end_char,
-        "parts": [f"{w.label_}: {w.text}" for w in span._.chiasmus_support],
-    }
+    parts = [f"{w.label_}: {w.text}" for w in span._.chiasmus_support]
+    return span_finding(kind, name, ident, span, base, span._.chiasmus_score, parts)
 
 
 def _chiasmus_label(span: Span, ident: str) -> str:
@@ -275,17 +292,10 @@ def _best_score(link: Dict[str, Any], dense: bool) -> Optional[float]:
 def _intertext_finding(item: Any, name: str, ident: str, base: int) -> Item:
     span, links = item
     dense = any(link.get("similarity") for link in links)
-    return {
-        "kind": "intertext",
-        "doc": name,
-        "id": ident,
-        "label": links[0]["source_id"] if links else span.label_,
-        "text": span.text,
-        "score": _best_score(links[0], dense) if links else None,
-        "start_char": base + span.start_char,
-        "end_char": base + span.end_char,
-        "parts": [f"{link['source_id']}: {link['source_text']}" for link in links[:3]],
-    }
+    score = _best_score(links[0], dense) if links else None
+    parts = [f"{link['source_id']}: {link['source_text']}" for link in links[:3]]
+    label = links[0]["source_id"] if links else span.label_
+    return span_finding("intertext", name, ident, span, base, score, parts, label=label)
 
 
 def _intertext_marks(item: Any, ident: str) -> List[Item]:
@@ -334,22 +344,11 @@ def figure_item(kind: str, name: str, ident: str, span: Span, base: int) -> Item
     """A figure (or a candidate for review) as plain data: the fields of a finding, the
     support words and the members (texts); its one part (what the findings table shows)
     is the support words."""
-    score = span._.figure_score
     support = [word.text for word in span._.figure_support]
-    members = [member.text for member in span._.figure_members]
-    return {
-        "kind": kind,
-        "doc": name,
-        "id": ident,
-        "label": span.label_,
-        "text": span.text,
-        "score": float(score) if score is not None else None,
-        "start_char": base + span.start_char,
-        "end_char": base + span.end_char,
-        "parts": [" · ".join(support)],
-        "support": support,
-        "members": members,
-    }
+    item = span_finding(kind, name, ident, span, base, span._.figure_score, [" · ".join(support)])
+    item["support"] = support
+    item["members"] = [member.text for member in span._.figure_members]
+    return item
 
 
 def _figure_title(span: Span, ident: str) -> str:

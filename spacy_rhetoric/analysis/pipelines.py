@@ -632,18 +632,19 @@ def _intertext_matchers(pipeline: Path) -> List[str]:
 
 
 def _source_name(index: Path) -> str:
-    """A shipped index's source in a few words: "the Vulgate" for verses labelled
-    "... (Vulgate)", else the authors its segment ids begin with ("verg.")."""
+    """A shipped index's source in a few words, from its first segment's id: "the
+    Vulgate" for verses labelled "... (Vulgate)", else the author the id begins with
+    ("verg.")."""
     from ..intertext.bible import VULGATE_SUFFIX
 
     try:
-        ids = [row["id"] for row in srsly.read_jsonl(index / "segments.jsonl")]
+        with (index / "segments.jsonl").open(encoding="utf8") as lines:
+            first = srsly.json_loads(lines.readline())["id"]
     except (OSError, ValueError, KeyError, TypeError):
         return index.parent.name
-    if ids and all(i.endswith(VULGATE_SUFFIX) for i in ids):
+    if first.endswith(VULGATE_SUFFIX):
         return f"the {VULGATE_SUFFIX.strip(' ()')}"
-    authors = sorted({i.split()[0] for i in ids if i.split()})
-    return ", ".join(authors[:3]) + (" ..." if len(authors) > 3 else "")
+    return first.split()[0] if first.split() else index.parent.name
 
 
 def _add_intertext(

@@ -4,7 +4,7 @@ shorthands, JSON output and the environment variables that paths may come from."
 import os
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import srsly
 import typer
@@ -53,6 +53,23 @@ def emit_json(data: Any, output: Optional[Path], as_json: bool) -> bool:
     if as_json:
         print(srsly.json_dumps(data, indent=2))
     return as_json
+
+
+def print_ranked(sections: Sequence[Tuple[str, List[Tuple]]], header: Tuple[str, ...]) -> None:
+    """What the ``find`` commands print: per section (a heading such as "For review: 12"
+    and its rows, best first, without their rank) a ranked table, or "none".
+
+    header (Tuple[str, ...]): the rows' column names (the rank column "#" is added).
+    """
+    from wasabi import msg
+
+    for heading, rows in sections:
+        msg.divider(heading)
+        if not rows:
+            msg.text("none")
+            continue
+        ranked = [(rank, *row) for rank, row in enumerate(rows, start=1)]
+        msg.table(ranked, header=("#", *header), divider=True)
 
 
 def set_torch_threads() -> None:

@@ -7,7 +7,7 @@ from typing import Any, Dict, Optional
 
 from wasabi import msg
 
-from ._util import Arg, Opt, emit_json, noun_app, on_terminal
+from ._util import Arg, Opt, emit_json, noun_app, on_terminal, print_ranked
 
 chiasmus_app = noun_app("chiasmus", "Chiasmus: find and rank chiasmi in a text, evaluate scorers.")
 
@@ -52,18 +52,16 @@ def chiasmus_find_cli(
     if not found:
         msg.warn(f"No chiasmus candidates in {file}")
         return
-    for title, items in (
-        ("Chiasmi (above the threshold)", [i for i in found if not i["review"]]),
-        ("For review (below the threshold)", [i for i in found if i["review"]]),
+    sections = []
+    for title, review in (
+        ("Chiasmi (above the threshold)", False),
+        ("For review (below the threshold)", True),
     ):
-        if not items:
-            continue
         rows = [
-            (rank, f"{item['score']:.3f}", item["type"], item["context"])
-            for rank, item in enumerate(items, start=1)
+            (f"{i['score']:.3f}", i["type"], i["context"]) for i in found if i["review"] == review
         ]
-        msg.divider(f"{title}: {len(items)}")
-        msg.table(rows, header=("#", "score", "type", "candidate in context"), divider=True)
+        sections.append((f"{title}: {len(rows)}", rows))
+    print_ranked(sections, ("score", "type", "candidate in context"))
     msg.info(f"{len(text)} characters in {seconds:.1f}s")
 
 

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional
 
 from wasabi import msg
 
-from ._util import DATA_ENV, Arg, Opt, emit_json, noun_app
+from ._util import DATA_ENV, Arg, Opt, emit_json, noun_app, print_ranked
 
 figures_app = noun_app(
     "figures", "Figures of repetition, conjunction and sound: find, train, evaluate."
@@ -102,20 +102,16 @@ def figures_find_cli(
     if not found:
         msg.warn(f"No figures in {file}")
         return
+    sections = []
     for title, review in (
         ("Figures (above the threshold)", False),
         ("For review (below the threshold)", True),
     ):
         items = [i for i in found if i["review"] == review]
-        if not items:
-            continue
         shown = items[:top] if top else items
-        rows = [
-            (rank, f"{i['score']:.3f}", i["figure"], i["context"])
-            for rank, i in enumerate(shown, start=1)
-        ]
-        msg.divider(f"{title}: {len(items)}")
-        msg.table(rows, header=("#", "score", "figure", "in context"), divider=True)
+        rows = [(f"{i['score']:.3f}", i["figure"], i["context"]) for i in shown]
+        sections.append((f"{title}: {len(items)}", rows))
+    print_ranked(sections, ("score", "figure", "in context"))
     msg.info(f"{len(text)} characters in {seconds:.1f}s")
 
 

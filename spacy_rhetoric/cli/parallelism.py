@@ -9,7 +9,16 @@ from typing import List, Optional
 
 from wasabi import msg
 
-from ._util import Arg, Opt, emit_json, load_pipeline, noun_app, save_pipeline, use_gpu
+from ._util import (
+    Arg,
+    Opt,
+    emit_json,
+    load_pipeline,
+    noun_app,
+    print_ranked,
+    save_pipeline,
+    use_gpu,
+)
 
 parallelism_app = noun_app(
     "parallelism",
@@ -70,24 +79,21 @@ def parallelism_find_cli(
         }
     if emit_json(found, output, as_json):
         return
+    sections = []
     for title, items in (
         ("Parallelisms", found["parallelisms"]),
         ("For review (below the reporting threshold)", found["review"]),
     ):
-        msg.divider(f"{title}: {len(items)}")
-        if not items:
-            msg.text("none")
-            continue
         rows = [
             (
-                rank,
                 "-" if item["score"] is None else f"{item['score']:.2f}",
                 item["type"],
                 " | ".join(branch["text"].replace("\n", " ") for branch in item["branches"]),
             )
-            for rank, item in enumerate(items, start=1)
+            for item in items
         ]
-        msg.table(rows, header=("#", "score", "type", "branches"), divider=True)
+        sections.append((f"{title}: {len(items)}", rows))
+    print_ranked(sections, ("score", "type", "branches"))
     msg.info(f"{found['tokens']} tokens in {seconds:.1f}s")
 
 
