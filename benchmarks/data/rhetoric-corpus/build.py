@@ -12,6 +12,7 @@ occurrence after the end of the member before it. Blank lines and lines that beg
     python build.py --check FILE [FILE ...]   # resolve and check hand annotation files
     python build.py                           # check every text's annotation.txt
     python build.py --write                   # ... and rewrite {la,en,de}.jsonl
+    python build.py --stats                   # the counts, as Markdown tables
 """
 
 import argparse
@@ -123,7 +124,9 @@ def split_member(raw: str, where: str) -> Tuple[str, List[Tuple[int, int]]]:
     return "".join(plain), support
 
 
-def parse_line(line: str, where: str) -> Tuple[str, Optional[str], int, bool, List[str], Optional[str]]:
+def parse_line(
+    line: str, where: str
+) -> Tuple[str, Optional[str], int, bool, List[str], Optional[str]]:
     note = None
     if "  # " in line:
         line, note = line.split("  # ", 1)
@@ -176,7 +179,9 @@ def resolve_line(text: str, line: str, where: str) -> Item:
         else:
             later = [o for o in found if o >= position]
             if not later:
-                raise AnnotationError(f"{where}: {plain!r} does not occur after the member before it")
+                raise AnnotationError(
+                    f"{where}: {plain!r} does not occur after the member before it"
+                )
             start = later[0]
         members.append((start, start + len(plain)))
         for s, e in relative:
@@ -196,7 +201,9 @@ def resolve_line(text: str, line: str, where: str) -> Item:
         raise AnnotationError(f"{where}: {label} needs at least {need} members, got {len(members)}")
     need = MIN_SUPPORT.get(label, 0)
     if support and len(support) < need:
-        raise AnnotationError(f"{where}: {label} needs at least {need} support words, got {len(support)}")
+        raise AnnotationError(
+            f"{where}: {label} needs at least {need} support words, got {len(support)}"
+        )
     if label == "rhetorical_question" and attribute == "hypophora" and len(members) != 2:
         raise AnnotationError(f"{where}: rhetorical_question(hypophora) is 'question | answer'")
     return Item(label, attribute, members, support, note, int(where.rsplit(":", 1)[-1]))
@@ -213,9 +220,9 @@ def read_annotation(path: Path, text: str) -> Tuple[List[Item], List[str]]:
             items.append(resolve_line(text, line, f"{path}:{number}"))
         except AnnotationError as err:
             errors.append(str(err))
-    seen: Dict[Tuple[str, Tuple[Tuple[int, int], ...]], int] = {}
+    seen: Dict[Tuple[str, Tuple[Tuple[int, int], ...], Tuple[Tuple[int, int], ...]], int] = {}
     for item in items:
-        key = (item.label, tuple(item.members))
+        key = (item.label, tuple(item.members), tuple(item.support))
         if key in seen:
             errors.append(f"{path}:{item.line}: the same {item.label} as line {seen[key]}")
         seen[key] = item.line
@@ -268,8 +275,16 @@ def build(write: bool) -> int:
             bad += len(errors)
             source = (folder / "SOURCE.md").read_text(encoding="utf8")
             row = {k: entry[k] for k in ("id", "lang", "work", "passage", "date", "split")}
-            row["source"] = source.split("**Origin:** ", 1)[1].split("\n", 1)[0] if "**Origin:** " in source else ""
-            row["licence"] = source.split("**Licence:** ", 1)[1].split("\n", 1)[0] if "**Licence:** " in source else ""
+            row["source"] = (
+                source.split("**Origin:** ", 1)[1].split("\n", 1)[0]
+                if "**Origin:** " in source
+                else ""
+            )
+            row["licence"] = (
+                source.split("**Licence:** ", 1)[1].split("\n", 1)[0]
+                if "**Licence:** " in source
+                else ""
+            )
             row["annotated"] = annotation.is_file()
             if entry.get("sections"):
                 row["sections"] = entry["sections"]
@@ -288,11 +303,47 @@ def build(write: bool) -> int:
     return 1 if bad else 0
 
 
+def stats() -> str:
+    """RETURNS (str): Markdown tables of the corpus: passages, tokens, parallelisms and
+    figures per language and split, and figures per label and language."""
+    rows = {
+        lang: [
+            json.loads(line)
+            for line in (HERE / f"{lang}.jsonl").read_text(encoding="utf8").splitlines()
+        ]
+        for lang in LANGS
+    }
+    out = [
+        "| language | split | passages | tokens | parallelisms | figures |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for lang in LANGS:
+        for split in ("train", "dev", "test"):
+            part = [r for r in rows[lang] if r["split"] == split]
+            tokens = sum(len(r["text"].split()) for r in part)
+            parallelisms = sum(len(r["parallelisms"]) for r in part)
+            figures = sum(len(r["figures"]) for r in part)
+            out.append(
+                f"| {lang} | {split} | {len(part)} | {tokens:,} | {parallelisms:,} | {figures:,} |"
+            )
+    out += ["", "| label | " + " | ".join(LANGS) + " | all |", "|---|" + "---:|" * (len(LANGS) + 1)]
+    for label in FIGURES:
+        counts = [
+            sum(f["label"] == label for r in rows[lang] for f in r["figures"]) for lang in LANGS
+        ]
+        out.append(f"| {label} | " + " | ".join(f"{c:,}" for c in counts) + f" | {sum(counts):,} |")
+    return "\n".join(out)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", nargs="+", type=Path, metavar="FILE")
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--stats", action="store_true", help="print the counts as Markdown tables")
     args = parser.parse_args()
+    if args.stats:
+        print(stats())
+        return 0
     if args.check:
         return 1 if check_files(args.check) else 0
     return build(args.write)

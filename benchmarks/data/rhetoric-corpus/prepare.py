@@ -30,11 +30,10 @@ import argparse
 import hashlib
 import json
 import re
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 HERE = Path(__file__).resolve().parent
 LATIN_LIBRARY = ("cltk/latin_text_latin_library", "76229acaf02efd1964ac32009408a90b6f279758")
@@ -46,58 +45,215 @@ TEI = "{http://www.tei-c.org/ns/1.0}"
 # --- the passages -----------------------------------------------------------------------
 # Latin: (id, work id, work, passage, date, file, first words, last words, extra cleaning)
 LATIN = [
-    ("la-cic-rosc", "cicero-rosc", "Cicero, Pro Sex. Roscio Amerino", "§§1–14", "80 BC",
-     "cicero/sex.rosc.txt", "Credo ego vos, iudices", "et rei publicae calamitatem.", ()),
-    ("la-cic-verr", "cicero-verr", "Cicero, In Verrem II 5", "§§158–168", "70 BC",
-     "cicero/verres.2.5.txt", "Nam quid ego de P. Gavio", "in crucem tolleretur.", ()),
-    ("la-cic-imp", "cicero-imp", "Cicero, De imperio Cn. Pompei", "§§27–39", "66 BC",
-     "cicero/imp.txt", "Satis mihi multa verba", "amicorum tectis esse voluerunt.", ()),
-    ("la-cic-fam", "cicero-fam14", "Cicero, Epistulae ad familiares 14", "14.1–14.3",
-     "58 BC", "cicero/fam14.txt", "TULLIUS TERENTIAE SUAE, TULLIOLAE SUAE",
-     "debilitor lacrimis. Vale. Pr. Kal. Dec.",
-     ("letters",)),
-    ("la-cic-rep", "cicero-rep6", "Cicero, De re publica 6 (Somnium Scipionis)", "§§9–17",
-     "54–51 BC", "cicero/repub6.txt", "Scipio: \"Cum in Africam", "omnia nutu suo pondera.'",
-     ("paren-sections",)),
-    ("la-cic-deio", "cicero-deio", "Cicero, Pro rege Deiotaro", "§§1–15", "45 BC",
-     "cicero/deio.txt", "Cum in omnibus causis", "non modo perfecto, sed etiam cogitato?", ()),
-    ("la-cic-phil4", "cicero-phil4", "Cicero, Philippica IV", "§§1–16 (the whole speech)",
-     "44 BC", "cicero/phil4.txt", "Frequentia vestrum incredibilis", "ad spem libertatis exarsimus.", ()),
-    ("la-sall-jug", "sallust-jug", "Sallust, Bellum Iugurthinum", "85 (the speech of Marius)",
-     "c. 41 BC", "sall.2.txt", "\"Scio ego, Quirites", "nam strenuis abunde dictum puto.\"", ()),
-    ("la-sall-lep", "sallust-hist", "Sallust, Historiae 1.55 (the speech of Lepidus)",
-     "the whole speech", "c. 38 BC", "sall.lep.txt", "Clementia et probitas vostra",
-     "ad recipiundam libertatem!", ("inline-numbers",)),
-    ("la-sall-macer", "sallust-hist", "Sallust, Historiae 3.48 (the speech of Macer)",
-     "the whole speech", "c. 38 BC", "sall.macer.txt", "Si, Quirites, parum existumaretis",
-     "quam uos repetiueritis libertatem.", ("inline-numbers",)),
-    ("la-cic-clu", "cicero-clu", "Cicero, Pro Cluentio", "§§1–8", "66 BC", "cicero/cluentio.txt",
-     "Animadverti, iudices", "benigne attenteque audiatis.", ("roman-sections", "inline-numbers")),
-    ("la-liv-22", "livy-22", "Livy, Ab urbe condita 22", "38–40 (the speech of Fabius to "
-     "Paulus)", "c. 25 BC", "livy/liv.22.txt", "Dilectu perfecto consules",
-     "si maturitas temporum exspectata foret.", ("brackets-keep",)),
-    ("la-tac-dial", "tacitus-dial", "Tacitus, Dialogus de oratoribus", "5–10 (the speech "
-     "of Aper)", "c. AD 102", "tacitus/tac.dialogus.txt", "\"Ego vero\" inquit Secundus",
-     "probata sit fides et libertas excusata.\"", ()),
-    ("la-liv-21", "livy-21", "Livy, Ab urbe condita 21", "40–44 (the speeches of Scipio "
-     "and Hannibal)", "c. 25 BC", "livy/liv.21.txt", "\"Si eum exercitum, milites",
-     "ab dis immortalibus acrius datum est.\"", ("brackets-keep",)),
-    ("la-sen-brev", "seneca-brev", "Seneca, De brevitate vitae", "1–3", "c. AD 49",
-     "sen/sen.brevita.txt", "Maior pars mortalium", "quo pauci perduxerunt?", ("inline-numbers",
-     "roman-sections")),
-    ("la-sen-ep47", "seneca-ep47", "Seneca, Epistulae morales 47", "the whole letter",
-     "c. AD 64", "sen/seneca.ep5.txt", "Libenter ex iis qui a te veniunt",
-     "non in melius sed in aliud. Vale.", ()),
-    ("la-quint-12", "quintilian-12", "Quintilian, Institutio oratoria 12",
-     "the prooemium and 12.1.1–13", "c. AD 95", "quintilian/quintilian.institutio12.txt",
-     "Ventum est ad partem operis", "talis advocatus malae causae argumentum.",
-     ("roman-sections", "inline-numbers")),
-    ("la-tac-agr", "tacitus-agr", "Tacitus, Agricola", "29–34 (the speeches of Calgacus "
-     "and Agricola)", "AD 98", "tacitus/tac.agri.txt", "Initio aestatis Agricola",
-     "aut causas rebellandi.'", ()),
-    ("la-plin-pan", "pliny-pan", "Pliny the Younger, Panegyricus", "1–5", "AD 100",
-     "pliny.panegyricus.txt", "Bene ac sapienter, Patres", "sub diversa specie latent.",
-     ("roman-headings",)),
+    (
+        "la-cic-rosc",
+        "cicero-rosc",
+        "Cicero, Pro Sex. Roscio Amerino",
+        "§§1–14",
+        "80 BC",
+        "cicero/sex.rosc.txt",
+        "Credo ego vos, iudices",
+        "et rei publicae calamitatem.",
+        (),
+    ),
+    (
+        "la-cic-verr",
+        "cicero-verr",
+        "Cicero, In Verrem II 5",
+        "§§158–168",
+        "70 BC",
+        "cicero/verres.2.5.txt",
+        "Nam quid ego de P. Gavio",
+        "in crucem tolleretur.",
+        (),
+    ),
+    (
+        "la-cic-imp",
+        "cicero-imp",
+        "Cicero, De imperio Cn. Pompei",
+        "§§27–39",
+        "66 BC",
+        "cicero/imp.txt",
+        "Satis mihi multa verba",
+        "amicorum tectis esse voluerunt.",
+        (),
+    ),
+    (
+        "la-cic-fam",
+        "cicero-fam14",
+        "Cicero, Epistulae ad familiares 14",
+        "14.1–14.3",
+        "58 BC",
+        "cicero/fam14.txt",
+        "TULLIUS TERENTIAE SUAE, TULLIOLAE SUAE",
+        "debilitor lacrimis. Vale. Pr. Kal. Dec.",
+        ("letters",),
+    ),
+    (
+        "la-cic-rep",
+        "cicero-rep6",
+        "Cicero, De re publica 6 (Somnium Scipionis)",
+        "§§9–17",
+        "54–51 BC",
+        "cicero/repub6.txt",
+        'Scipio: "Cum in Africam',
+        "omnia nutu suo pondera.'",
+        ("paren-sections",),
+    ),
+    (
+        "la-cic-deio",
+        "cicero-deio",
+        "Cicero, Pro rege Deiotaro",
+        "§§1–15",
+        "45 BC",
+        "cicero/deio.txt",
+        "Cum in omnibus causis",
+        "non modo perfecto, sed etiam cogitato?",
+        (),
+    ),
+    (
+        "la-cic-phil4",
+        "cicero-phil4",
+        "Cicero, Philippica IV",
+        "§§1–16 (the whole speech)",
+        "44 BC",
+        "cicero/phil4.txt",
+        "Frequentia vestrum incredibilis",
+        "ad spem libertatis exarsimus.",
+        (),
+    ),
+    (
+        "la-sall-jug",
+        "sallust-jug",
+        "Sallust, Bellum Iugurthinum",
+        "85 (the speech of Marius)",
+        "c. 41 BC",
+        "sall.2.txt",
+        '"Scio ego, Quirites',
+        'nam strenuis abunde dictum puto."',
+        (),
+    ),
+    (
+        "la-sall-lep",
+        "sallust-hist",
+        "Sallust, Historiae 1.55 (the speech of Lepidus)",
+        "the whole speech",
+        "c. 38 BC",
+        "sall.lep.txt",
+        "Clementia et probitas vostra",
+        "ad recipiundam libertatem!",
+        ("inline-numbers",),
+    ),
+    (
+        "la-sall-macer",
+        "sallust-hist",
+        "Sallust, Historiae 3.48 (the speech of Macer)",
+        "the whole speech",
+        "c. 38 BC",
+        "sall.macer.txt",
+        "Si, Quirites, parum existumaretis",
+        "quam uos repetiueritis libertatem.",
+        ("inline-numbers",),
+    ),
+    (
+        "la-cic-clu",
+        "cicero-clu",
+        "Cicero, Pro Cluentio",
+        "§§1–8",
+        "66 BC",
+        "cicero/cluentio.txt",
+        "Animadverti, iudices",
+        "benigne attenteque audiatis.",
+        ("roman-sections", "inline-numbers"),
+    ),
+    (
+        "la-liv-22",
+        "livy-22",
+        "Livy, Ab urbe condita 22",
+        "38–40 (the speech of Fabius to Paulus)",
+        "c. 25 BC",
+        "livy/liv.22.txt",
+        "Dilectu perfecto consules",
+        "si maturitas temporum exspectata foret.",
+        ("brackets-keep",),
+    ),
+    (
+        "la-tac-dial",
+        "tacitus-dial",
+        "Tacitus, Dialogus de oratoribus",
+        "5–10 (the speech of Aper)",
+        "c. AD 102",
+        "tacitus/tac.dialogus.txt",
+        '"Ego vero" inquit Secundus',
+        'probata sit fides et libertas excusata."',
+        (),
+    ),
+    (
+        "la-liv-21",
+        "livy-21",
+        "Livy, Ab urbe condita 21",
+        "40–44 (the speeches of Scipio and Hannibal)",
+        "c. 25 BC",
+        "livy/liv.21.txt",
+        '"Si eum exercitum, milites',
+        'ab dis immortalibus acrius datum est."',
+        ("brackets-keep",),
+    ),
+    (
+        "la-sen-brev",
+        "seneca-brev",
+        "Seneca, De brevitate vitae",
+        "1–3",
+        "c. AD 49",
+        "sen/sen.brevita.txt",
+        "Maior pars mortalium",
+        "quo pauci perduxerunt?",
+        ("inline-numbers", "roman-sections"),
+    ),
+    (
+        "la-sen-ep47",
+        "seneca-ep47",
+        "Seneca, Epistulae morales 47",
+        "the whole letter",
+        "c. AD 64",
+        "sen/seneca.ep5.txt",
+        "Libenter ex iis qui a te veniunt",
+        "non in melius sed in aliud. Vale.",
+        (),
+    ),
+    (
+        "la-quint-12",
+        "quintilian-12",
+        "Quintilian, Institutio oratoria 12",
+        "the prooemium and 12.1.1–13",
+        "c. AD 95",
+        "quintilian/quintilian.institutio12.txt",
+        "Ventum est ad partem operis",
+        "talis advocatus malae causae argumentum.",
+        ("roman-sections", "inline-numbers"),
+    ),
+    (
+        "la-tac-agr",
+        "tacitus-agr",
+        "Tacitus, Agricola",
+        "29–34 (the speeches of Calgacus and Agricola)",
+        "AD 98",
+        "tacitus/tac.agri.txt",
+        "Initio aestatis Agricola",
+        "aut causas rebellandi.'",
+        (),
+    ),
+    (
+        "la-plin-pan",
+        "pliny-pan",
+        "Pliny the Younger, Panegyricus",
+        "1–5",
+        "AD 100",
+        "pliny.panegyricus.txt",
+        "Bene ac sapienter, Patres",
+        "sub diversa specie latent.",
+        ("roman-headings",),
+    ),
 ]
 
 # English: (id, file, date); the whole address where it has at most LONG words, else its
@@ -134,33 +290,126 @@ PRESIDENTS = {
 # German: (id, work id, work, passage, date, TEI file, first speech, last speech (indices
 # of <sp> in the play, 0-based))
 GERMAN = [
-    ("de-lessing-philotas", "lessing-philotas", "Lessing, Philotas", "scenes 3–4", "1759",
-     "lessing-philotas", 10, 20),
-    ("de-lessing-emilia", "lessing-emilia", "Lessing, Emilia Galotti", "IV,3 (Orsina and "
-     "Marinelli)", "1772", "lessing-emilia-galotti", 560, 580),
-    ("de-kleist-hermann", "kleist-hermann", "Kleist, Die Hermannsschlacht", "I,3 (Hermann "
-     "and the princes)", "1808", "kleist-die-hermannsschlacht", 60, 73),
-    ("de-kleist-homburg", "kleist-homburg", "Kleist, Prinz Friedrich von Homburg", "V,5 "
-     "(Kottwitz and Hohenzollern before the Elector)", "1811",
-     "kleist-prinz-friedrich-von-homburg", 725, 749),
-    ("de-koerner-zriny-1", "koerner-zriny", "Körner, Zriny", "Zriny's speech to his men",
-     "1812", "koerner-zriny", 232, 240),
-    ("de-koerner-zriny-2", "koerner-zriny", "Körner, Zriny", "the farewell and Zriny's last "
-     "speech", "1812", "koerner-zriny", 508, 517),
-    ("de-grillparzer-ottokar", "grillparzer-ottokar", "Grillparzer, König Ottokars Glück "
-     "und Ende", "III (Rudolf and Ottokar)", "1825",
-     "grillparzer-koenig-ottokars-glueck-und-ende", 640, 655),
-    ("de-buechner-danton-1", "buechner-danton", "Büchner, Dantons Tod", "I,3 (the Jacobin "
-     "club, Robespierre's speech)", "1835", "buechner-dantons-tod", 92, 100),
-    ("de-buechner-danton-2", "buechner-danton", "Büchner, Dantons Tod", "II,7 (the "
-     "National Convention, Robespierre and St. Just)", "1835", "buechner-dantons-tod",
-     360, 370),
-    ("de-buechner-leonce", "buechner-leonce", "Büchner, Leonce und Lena", "I,1", "1836",
-     "buechner-leonce-und-lena", 0, 21),
-    ("de-hebbel-magdalene", "hebbel-magdalene", "Hebbel, Maria Magdalene", "I,5 (Meister "
-     "Anton and Leonhard)", "1844", "hebbel-maria-magdalene", 130, 142),
-    ("de-gutzkow-uriel", "gutzkow-uriel", "Gutzkow, Uriel Acosta", "II (Uriel's defence)",
-     "1846", "gutzkow-uriel-acosta", 155, 165),
+    (
+        "de-lessing-philotas",
+        "lessing-philotas",
+        "Lessing, Philotas",
+        "scenes 3–4",
+        "1759",
+        "lessing-philotas",
+        10,
+        20,
+    ),
+    (
+        "de-lessing-emilia",
+        "lessing-emilia",
+        "Lessing, Emilia Galotti",
+        "IV,3 (Orsina and Marinelli)",
+        "1772",
+        "lessing-emilia-galotti",
+        560,
+        580,
+    ),
+    (
+        "de-kleist-hermann",
+        "kleist-hermann",
+        "Kleist, Die Hermannsschlacht",
+        "I,3 (Hermann and the princes)",
+        "1808",
+        "kleist-die-hermannsschlacht",
+        60,
+        73,
+    ),
+    (
+        "de-kleist-homburg",
+        "kleist-homburg",
+        "Kleist, Prinz Friedrich von Homburg",
+        "V,5 (Kottwitz and Hohenzollern before the Elector)",
+        "1811",
+        "kleist-prinz-friedrich-von-homburg",
+        725,
+        749,
+    ),
+    (
+        "de-koerner-zriny-1",
+        "koerner-zriny",
+        "Körner, Zriny",
+        "Zriny's speech to his men",
+        "1812",
+        "koerner-zriny",
+        232,
+        240,
+    ),
+    (
+        "de-koerner-zriny-2",
+        "koerner-zriny",
+        "Körner, Zriny",
+        "the farewell and Zriny's last speech",
+        "1812",
+        "koerner-zriny",
+        508,
+        517,
+    ),
+    (
+        "de-grillparzer-ottokar",
+        "grillparzer-ottokar",
+        "Grillparzer, König Ottokars Glück und Ende",
+        "III (Rudolf and Ottokar)",
+        "1825",
+        "grillparzer-koenig-ottokars-glueck-und-ende",
+        640,
+        655,
+    ),
+    (
+        "de-buechner-danton-1",
+        "buechner-danton",
+        "Büchner, Dantons Tod",
+        "I,3 (the Jacobin club, Robespierre's speech)",
+        "1835",
+        "buechner-dantons-tod",
+        92,
+        100,
+    ),
+    (
+        "de-buechner-danton-2",
+        "buechner-danton",
+        "Büchner, Dantons Tod",
+        "II,7 (the National Convention, Robespierre and St. Just)",
+        "1835",
+        "buechner-dantons-tod",
+        360,
+        370,
+    ),
+    (
+        "de-buechner-leonce",
+        "buechner-leonce",
+        "Büchner, Leonce und Lena",
+        "I,1",
+        "1836",
+        "buechner-leonce-und-lena",
+        0,
+        21,
+    ),
+    (
+        "de-hebbel-magdalene",
+        "hebbel-magdalene",
+        "Hebbel, Maria Magdalene",
+        "I,5 (Meister Anton and Leonhard)",
+        "1844",
+        "hebbel-maria-magdalene",
+        130,
+        142,
+    ),
+    (
+        "de-gutzkow-uriel",
+        "gutzkow-uriel",
+        "Gutzkow, Uriel Acosta",
+        "II (Uriel's defence)",
+        "1846",
+        "gutzkow-uriel-acosta",
+        155,
+        165,
+    ),
 ]
 
 
@@ -199,7 +448,9 @@ def clean_latin(raw: str, extra: Tuple[str, ...]) -> Tuple[str, List[Dict[str, o
     text = text.replace("<", "").replace(">", "")
     sections: List[Dict[str, object]] = []
     out: List[str] = []
-    paragraphs = [p for p in re.split(r"\n\s*\n", text) if p.strip()] if "letters" in extra else [text]
+    paragraphs = (
+        [p for p in re.split(r"\n\s*\n", text) if p.strip()] if "letters" in extra else [text]
+    )
     for number, paragraph in enumerate(paragraphs):
         pieces = re.split(r"\[\s*(\d+)\s*\]", paragraph)
         for i, piece in enumerate(pieces):
@@ -262,10 +513,14 @@ def english_passages(root: Path) -> List[Dict[str, object]]:
         # square brackets mark editorial insertions: the words stay
         text = "\n\n".join(kept).replace("[", "").replace("]", "")
         year, who = name[:4], name[5:-4].lower()
-        passage = "the whole address" if len(kept) == len(paragraphs) else (
-            f"the opening {len(kept)} of {len(paragraphs)} paragraphs")
+        president = "John Quincy Adams" if year == "1825" else PRESIDENTS[who]
+        passage = (
+            "the whole address"
+            if len(kept) == len(paragraphs)
+            else (f"the opening {len(kept)} of {len(paragraphs)} paragraphs")
+        )
         rows.append({
-            "id": pid, "lang": "en", "work_id": pid, "work": f"{PRESIDENTS[who]}, inaugural "
+            "id": pid, "lang": "en", "work_id": pid, "work": f"{president}, inaugural "
             f"address ({year})", "passage": passage, "date": year, "text": text,
             "source": {"repository": NLTK_DATA[0], "commit": NLTK_DATA[1],
                        "file": f"packages/corpora/inaugural.zip: inaugural/{name}",
@@ -385,8 +640,7 @@ def source_md(row: Dict[str, object]) -> str:
         f"- **Licence:** {row['licence']}",
         f"- **Prepared by:** `benchmarks/data/rhetoric-corpus/prepare.py` (removed: "
         f"{row['removed']})",
-        f"- **Tokens:** {len(row['text'].split())} (whitespace-separated); split: "
-        f"{row['split']}",
+        f"- **Tokens:** {len(row['text'].split())} (whitespace-separated); split: {row['split']}",
         "",
     ]
     return "\n".join(lines)
@@ -397,7 +651,9 @@ def main() -> int:
     parser.add_argument("--latin-library", type=Path, required=True)
     parser.add_argument("--inaugural", type=Path, required=True)
     parser.add_argument("--gerdracor", type=Path, required=True)
-    parser.add_argument("--check", action="store_true", help="compare with the files, write nothing")
+    parser.add_argument(
+        "--check", action="store_true", help="compare with the files, write nothing"
+    )
     args = parser.parse_args()
     new = latin_passages(args.latin_library) + english_passages(args.inaugural)
     new += german_passages(args.gerdracor)
