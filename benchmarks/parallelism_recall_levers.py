@@ -1,6 +1,6 @@
 """Which lever raises the recall of the shipped parallelism packages without losing F1?
 Dev halves only: ASP dev (Latin package), PSE-I dev (Chinese package) and the dev halves
-of the hand-annotated running text (benchmarks/data/parallelism-running: Latin with the
+of the hand-annotated running text (benchmarks/data/rhetoric-corpus: Latin with the
 Latin package; English and German with the multilingual one). No test split is read.
 
 Levers, each scored by EPM P/R/F1 of what would be reported:
@@ -14,7 +14,7 @@ Levers, each scored by EPM P/R/F1 of what would be reported:
 
     python benchmarks/parallelism_recall_levers.py \\
         --asp corpus/asp/dev.spacy --pse corpus/pse/dev.spacy \\
-        --running benchmarks/data/parallelism-running \\
+        --running benchmarks/data/rhetoric-corpus \\
         --output benchmarks/results/parallelism_recall_levers.json
 """
 

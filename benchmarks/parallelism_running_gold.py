@@ -1,6 +1,6 @@
-"""The shipped parallelism packages on running text beyond their training genres: the
-hand-annotated passages of benchmarks/data/parallelism-running (classical Latin prose,
-English and German speeches, Bible, prose and drama), each split dev/test by passage.
+"""The shipped parallelism packages on the hand-annotated rhetoric corpus
+(benchmarks/data/rhetoric-corpus: Latin, English and German orations, speeches, sermons,
+essays and dramatic speeches), on its dev and test halves.
 
 Per language and split: EPM / MPBM / MBAWO / MWO P, R, F1 of the reported parallelisms
 (``doc._.parallelisms``), and the EPM recall of the reports together with the review list
@@ -10,7 +10,7 @@ package is the one ``analyze`` uses: ``la_rhetoric_parallelism`` for Latin,
 ``--penalty LANG=VALUE`` scores a decoder ``outside_penalty`` chosen elsewhere (on the
 dev halves, by parallelism_recall_levers.py) instead of the package's.
 
-    python parallelism_running_gold.py --gold data/parallelism-running \\
+    python parallelism_running_gold.py --gold data/rhetoric-corpus \\
         --output results/parallelism_running_gold.json [--penalty la=0.5]
 """
 

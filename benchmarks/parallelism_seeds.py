@@ -116,6 +116,7 @@ def eval_splits(value: str, corpus: Path) -> Dict[str, Tuple[Path, str]]:
         f"{split}-{name}" if name else split: (path, split)
         for name, path in named.items()
         for split in ("opt", "test")
+        if split == "test" or (path / f"{split}.spacy").exists()  # a corpus without opt
     }
 
 

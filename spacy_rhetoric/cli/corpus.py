@@ -22,7 +22,9 @@ corpus_app = noun_app(
 @corpus_app.command("convert")
 def corpus_convert_cli(
     format: str = Arg(
-        ..., help="Dataset format: asp, pse, chiasmus-de, chiasmus-en, loci-similes, conllu"
+        ...,
+        help="Dataset format: asp, pse, chiasmus-de, chiasmus-en, loci-similes, conllu, "
+        "rhetoric-corpus",
     ),
     src: Path = Arg(..., help="The dataset's directory or file", exists=True),
     output_dir: Path = Arg(..., help="Directory for one <split>.spacy per split"),

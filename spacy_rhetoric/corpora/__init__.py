@@ -18,6 +18,7 @@ CONVERTERS: Dict[str, Tuple[str, str]] = {
     "chiasmus-en": ("chiasmus", "convert_chiasmus_en"),
     "loci-similes": ("loci_similes", "convert_loci_similes"),
     "conllu": ("conllu", "convert_conllu"),
+    "rhetoric-corpus": ("rhetoric", "convert_rhetoric"),
 }
 
 
