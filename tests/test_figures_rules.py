@@ -279,7 +279,10 @@ def test_anaphora_on_random_cola_equals_brute_force(cola):
     words = doc_words(doc)
     seg = segment(doc)
     cw = colon_words(words.is_word, seg.colon_of, len(seg))
-    found = {(c.figure, tuple(s for s, _ in c.members)) for c in edge_candidates(words, seg, cw)}
+    found = {
+        (c.figure, tuple(s for s, _ in c.members))
+        for c in edge_candidates(words, seg, cw, parts=False)
+    }
     texts = [c.split() for c in cola]
     starts = seg.starts.tolist()
     first = [t[0] if len(t) >= 2 else None for t in texts]
@@ -724,3 +727,106 @@ def test_text_artifacts_are_no_figures():
     # file names and addresses
     words = "Nancy - ENRON.XLS << File : ENRON.XLS >> - gss.xls << File : gss.xls >>".split()
     assert not _repetitions("en", words)
+
+
+def test_anaphora_of_phrases_across_a_mark():
+    """Phrases opening alike across a comma inside one sentence, the first not opening
+    its colon ("tam uelociter, tam rapide"); a last word taken up is anadiplosis."""
+    text = "Quod haec tam uelociter, tam rapide dati nobis temporis spatia decurrant."
+    assert ("anaphora", ("tam", "tam")) in proposed("la", text)
+    text = "Er war so voll, so warm, so ruhig."
+    assert ("anaphora", ("so", "so", "so")) in proposed("de", text)
+    text = "Suffering produces endurance, endurance produces character."
+    assert not any(f == "anaphora" for f, _ in proposed("en", text))
+    text = "We went to the market, and the shop was closed."
+    assert not any(f == "anaphora" for f, _ in proposed("en", text))
+
+
+def test_anaphora_up_to_the_ending_and_the_enclitic():
+    """Latin and German openings compare words up to their ending: agreement forms and a
+    Latin -que are one word ("nullus gemitus, nulla vox"; "quoniam ..., quoniamque
+    ..."); English compares forms."""
+    text = "Nullus gemitus, nulla vox, nullum verbum audiebatur."
+    assert ("anaphora", ("Nullus", "nulla", "nullum")) in proposed("la", text)
+    text = "Quoniam pecuniam invasit, quoniamque vita obstat, quoniam timet."
+    assert ("anaphora", ("Quoniam", "quoniamque", "quoniam")) in proposed("la", text)
+    text = "Keinen Vertrag, keinen Frieden, keine Gnade."
+    assert ("anaphora", ("Keinen", "keinen", "keine")) in proposed("de", text)
+
+
+def test_members_of_a_weak_series_that_share_more():
+    """A series on a weak word across sentences is no anaphora, but its members that
+    share a content word too, or that stand in one sentence, are."""
+    text = (
+        "I believe this the strongest Government on earth. I believe it the only one where "
+        "every man would fly to the law. I trust not."
+    )
+    assert ("anaphora", ("I believe", "I believe")) in proposed("en", text)
+    text = (
+        "We have done everything that could be done. We have petitioned; we have "
+        "remonstrated; we have supplicated."
+    )
+    assert ("anaphora", ("We have", "we have", "we have")) in proposed("en", text)
+
+
+def test_related_forms_outside_latin_take_a_suffix_not_a_word():
+    from spacy_rhetoric.figures.repetition import related_forms
+
+    for a, b in [("nation", "national"), ("extend", "extension"), ("schuld", "schuldig")]:
+        assert related_forms(a, b, "en") and related_forms(b, a, "de")
+    for a, b in [
+        ("rest", "restaurant"),
+        ("location", "local"),
+        ("wüste", "wüstengrenzen"),
+        ("produkten", "produktivitätswerkzeuge"),
+    ]:
+        assert not related_forms(a, b, "en") and not related_forms(a, b, "de")
+    # Latin keeps the looser rule (superlatives, derivatives with long endings)
+    assert related_forms("indigna", "indignissimum", "la")
+    assert not related_forms("indigna", "indignissimum", "en")
+
+
+def _parsed(words, heads, deps, pos=None, morphs=None):
+    from spacy.tokens import Doc
+
+    nlp = blank("de")
+    doc = Doc(nlp.vocab, words=words, heads=heads, deps=deps, pos=pos, morphs=morphs)
+    candidates, _, _ = nlp.get_pipe("figure_finder").find(doc)
+    return {(c.figure, tuple(doc[s:e].text for s, e in c.support)) for c in candidates}
+
+
+def test_polysyndeton_needs_one_coordination_where_parsed():
+    # "bemerkenswerte und liebevolle und wunderbare Frau": each conjunct of the first
+    words = "eine bemerkenswerte und liebevolle und wunderbare Frau".split()
+    heads = [6, 6, 3, 1, 5, 1, 6]
+    deps = ["det", "amod", "cc", "conj", "cc", "conj", "ROOT"]
+    assert any(f == "polysyndeton" for f, _ in _parsed(words, heads, deps))
+    # "zwischen ihm und Linares und der Abbruch": two coordinations, no polysyndeton
+    words = "der Streit zwischen ihm und Linares und der Abbruch endeten".split()
+    heads = [1, 9, 3, 1, 5, 3, 8, 8, 1, 9]
+    deps = ["det", "nsubj", "case", "nmod", "cc", "conj", "cc", "det", "conj", "ROOT"]
+    assert not any(f == "polysyndeton" for f, _ in _parsed(words, heads, deps))
+
+
+def test_asyndeton_stops_at_relative_clauses_and_closed_lists():
+    # a syndetic list of short items is no asyndeton
+    text = "Die Flüsse fließen aus, wie der Rhein, die Rhone, der Inn, der Tessin und der Po."
+    assert not any(f == "asyndeton" for f, _ in proposed("de", text))
+    # a relative pronoun opens no member ...
+    words = "Die Briefe , die alt sind , enthalten Briefe , die Treue schwören .".split()
+    morphs = [""] * len(words)
+    morphs[3] = morphs[10] = "PronType=Dem,Rel"
+    heads = [0] * len(words)  # one sentence
+    deps = ["ROOT"] + ["dep"] * (len(words) - 1)
+    assert not any(f == "asyndeton" for f, _ in _parsed(words, heads, deps, morphs=morphs))
+    # ... unless a series of them opens the cola ("die ..., die ..., die ...")
+    words = "Sie , die Kleider tragen , die Kutschen fahren , die Logen sitzen .".split()
+    morphs = ["PronType=Dem,Rel" if w == "die" else "" for w in words]
+    heads = [0] * len(words)
+    deps = ["ROOT"] + ["dep"] * (len(words) - 1)
+    assert any(f == "asyndeton" for f, _ in _parsed(words, heads, deps, morphs=morphs))
+    # the series of clauses stays an asyndeton, a conjunction inside a longer member too
+    assert any(
+        f == "asyndeton"
+        for f, _ in proposed("en", "We shall pay any price, bear any burden, meet any hardship.")
+    )

@@ -7,14 +7,20 @@
   words; none where a conjunction opens the sentence too: "neque mors neque vita neque
   angeli", "Und es wallet und siedet und brauset", "tectumque laremque armaque"), the
   stretches between them, and the rest of the colon after the last. The support is the
-  conjunctions.
+  conjunctions. Where the parse is trusted (not Latin: ``UNTRUSTED_PARSE``), consecutive
+  conjunctions must join conjuncts of one coordination (the same first conjunct up the
+  ``conj`` chain): "zwischen ihm und Linares und der Abbruch" is two coordinations.
 * **asyndeton** (*dissolutio*): a maximal run of >= 3 consecutive cola of one sentence,
   separated by commas, semicolons or dashes (in Chinese a 、 ends the run: a 、 list is
-  ordinary enumeration, and so are coordinated words with 、 between), none holding a
-  conjunction, none after
-  the first opening with a connective (``words.CONNECTIVES``, or a ``mark``/``cc`` word
-  of the parse), none longer than ``MAX_ASYNDETON_WORDS`` words, and not all the same
-  words (that is epizeuxis): "Veni, vidi, vici"; and, where the doc has
+  ordinary enumeration, and so are coordinated words with 、 between), none after the
+  first opening with a connective (``words.CONNECTIVES``, a ``mark``/``cc`` word of the
+  parse, or a relative pronoun: "Die Briefe, die ... datieren, enthalten ...") unless
+  the colon before opens with the same one ("si ..., si ..., si ...", "die ..., die
+  ..."), none longer than ``MAX_ASYNDETON_WORDS`` words (or, without a conjunction at
+  its head, ``MAX_LONG_MEMBER_WORDS`` words, a conjunction inside), no list of short
+  items closed by a conjunction ("der Rhein, die Rhone, der Inn, der Tessin und der
+  Po": ``LIST_CLOSING_WORDS``, ``LIST_ITEM_WORDS``), and not all the
+  same words (that is epizeuxis): "Veni, vidi, vici"; and, where the doc has
   a parse, a word with >= 2 ``conj`` dependents, none of them (nor the word) with a
   ``cc`` dependent, separated by commas ("the strong, brave, loyal soldiers"): the
   words are the members; and >= 3 adjacent verbs with no conjunction ("abiit excessit
@@ -36,10 +42,21 @@ from .segment import Segmentation
 from .words import CONJUNCTIONS, CONNECTIVES, ColonWords, Words, is_enclitic_que, words_of
 
 _MARK_ID, _CC_ID = get_string_id("mark"), get_string_id("cc")
+_CONJ_ID = get_string_id("conj")
+# languages whose base parser is not trusted to attach conjunctions (Latin: trained on
+# Dante's Latin)
+UNTRUSTED_PARSE = frozenset(["la"])
 
 POLYSYNDETON_GAP = 12
 MAX_FIRST = 8
 MAX_ASYNDETON_WORDS = 10
+# a longer member of a run may hold a conjunction inside ("Kindly separated by nature and
+# a wide ocean ..., too high-minded to ..., possessing a chosen country, ...")
+MAX_LONG_MEMBER_WORDS = 24
+# a list of short items closed by a conjunction is no asyndeton: the closing part and
+# the items, in words
+LIST_CLOSING_WORDS = 5
+LIST_ITEM_WORDS = 3
 # endings of Latin finite verbs (perfect -it, -imus, -erunt; present -at, -et, -nt ...)
 LATIN_VERB_ENDINGS = ("it", "at", "et", "nt", "mus", "tis", "isti", "erunt")
 NOT_VERBAL = frozenset(["NOUN", "PROPN", "PRON", "DET", "ADP", "NUM", "PUNCT"])
@@ -93,13 +110,35 @@ def _form_bits(words: Words) -> numpy.ndarray:
     return numpy.fromiter(map(_FORM_BITS.__getitem__, forms), dtype=numpy.int64, count=len(forms))
 
 
+def _coordination_roots(doc: Doc) -> Optional[List[int]]:
+    """Per token: for a ``cc`` word, the first conjunct of its coordination (its head,
+    followed up the ``conj`` chain); -1 for other tokens. None without a trusted parse."""
+    if doc.lang_ in UNTRUSTED_PARSE or not doc.has_annotation("DEP"):
+        return None
+    arr = doc.to_array([DEP, HEAD])
+    deps = arr[:, 0].tolist()
+    heads = (numpy.arange(len(doc)) + arr[:, 1].astype("int64")).tolist()
+    roots = [-1] * len(doc)
+    for t, dep in enumerate(deps):
+        if dep != _CC_ID:
+            continue
+        x, steps = heads[t], 0
+        while deps[x] == _CONJ_ID and heads[x] != x and steps < len(doc):
+            x, steps = heads[x], steps + 1
+        roots[t] = x
+    return roots
+
+
 def polysyndeton_candidates(
     doc: Doc, words: Words, seg: Segmentation, cw: ColonWords
 ) -> List[Candidate]:
     """Polysyndeta (see the module docstring)."""
     found: List[Candidate] = []
     sentence = seg.token_sentence
-    open_: Dict[str, List] = {}  # key -> [conjunction tokens (capped), last word index, count]
+    roots = _coordination_roots(doc)
+    # key -> [conjunction tokens (capped), last word index, count, first word index,
+    # the coordination's first conjunct (-1: unknown)]
+    open_: Dict[str, List] = {}
 
     def close(key: str, group: List) -> None:
         conj = group[0]
@@ -154,6 +193,7 @@ def polysyndeton_candidates(
             group is not None
             and j - group[1] <= POLYSYNDETON_GAP
             and sentence[p] == sentence[group[0][-1]]
+            and (roots is None or roots[p] < 0 or group[4] < 0 or roots[p] == group[4])
         ):
             if len(group[0]) < MAX_MEMBERS:
                 group[0].append(p)
@@ -162,7 +202,7 @@ def polysyndeton_candidates(
             continue
         if group is not None and group[2] >= 2:
             close(key, group)
-        open_[key] = [[p], j, 1, j]
+        open_[key] = [[p], j, 1, j, -1 if roots is None else roots[p]]
     for key, group in open_.items():
         if group[2] >= 2:
             close(key, group)
@@ -295,6 +335,13 @@ def _coordinated(doc: Doc, words: Words, taken: Set[int]) -> List[Candidate]:
     return found
 
 
+def _same_opening(forms: List[str], positions: List[int], bounds: numpy.ndarray, c: int) -> bool:
+    """Whether colon c opens with the same word as colon c - 1 (an anaphoric series of
+    clauses opening with one connective: "si ..., si ..., si ..." is asyndetic)."""
+    a, b = positions[bounds[c - 1] : bounds[c]], positions[bounds[c] : bounds[c + 1]]
+    return bool(a and b) and forms[a[0]] == forms[b[0]]
+
+
 def asyndeton_candidates(
     doc: Doc, words: Words, seg: Segmentation, cw: ColonWords
 ) -> List[Candidate]:
@@ -307,7 +354,14 @@ def asyndeton_candidates(
             if len(cw.positions)
             else numpy.zeros(m, dtype=numpy.int64)
         )
-        fits = (cw.count >= 1) & (cw.count <= MAX_ASYNDETON_WORDS) & (conj_per_colon == 0)
+        # a conjunction inside a long member joins its words, not the members; a colon
+        # that opens with one ("..., and C") ends the run
+        first_word = numpy.maximum(cw.first, 0)
+        opens_conj = words.is_conj[first_word] & (cw.first >= 0)
+        fits = (cw.count >= 1) & (
+            ((cw.count <= MAX_ASYNDETON_WORDS) & (conj_per_colon == 0))
+            | ((cw.count <= MAX_LONG_MEMBER_WORDS) & ~opens_conj)
+        )
         connectives = CONNECTIVES.get(words.lang, frozenset())
         forms = words.forms
         opens = numpy.zeros(m, dtype=bool)  # the colon opens with a connective
@@ -318,14 +372,37 @@ def asyndeton_candidates(
                 deps = doc.to_array(DEP)[firsts]
                 opens[looked] = (deps == _MARK_ID) | (deps == _CC_ID)
             for c, first in zip(looked.tolist(), firsts.tolist()):
-                if forms[first] in connectives:
+                # a relative pronoun opens a relative clause, no member
+                if forms[first] in connectives or "Rel" in doc[first].morph.get("PronType"):
                     opens[c] = True
         run: List[int] = []
         zh = words.lang == "zh"
         starts, ends = seg.starts.tolist(), seg.ends.tolist()
         bounds, positions = cw.bounds, cw.positions.tolist()
 
-        def close() -> None:  # a run of >= 3 cola
+        counts, conj_in = cw.count.tolist(), (conj_per_colon > 0).tolist()
+
+        def syndetic_list(closing: int) -> bool:
+            """Whether the run is a list of short items closed by a conjunction ("der
+            Rhein, die Rhone, der Inn, der Tessin und der Po"): its last member holds
+            one, or the next colon (``closing``, -1: none) opens with one, that closing
+            part short, and >= 2 members after the first short too."""
+            last = run[-1]
+            if conj_in[last]:
+                part = counts[last]
+            elif (
+                closing >= 0 and conj_in[closing] and _separated(forms, ends[last], starts[closing])
+            ):
+                part = counts[closing]
+            else:
+                return False
+            short = sum(counts[c] <= LIST_ITEM_WORDS for c in run[1:])
+            return part <= LIST_CLOSING_WORDS and short >= 2
+
+        def close(closing: int = -1) -> None:  # a run of >= 3 cola
+            if syndetic_list(closing):
+                run.clear()
+                return
             cola = run[:MAX_MEMBERS]
             texts = {tuple(forms[t] for t in positions[bounds[c] : bounds[c + 1]]) for c in cola}
             if len(texts) > 1:
@@ -340,12 +417,15 @@ def asyndeton_candidates(
         for c, fit in enumerate(fits.tolist()):
             if not fit:
                 if len(run) >= 3:
-                    close()
+                    close(c if run[-1] == c - 1 else -1)
                 run.clear()
                 continue
             if run and not (
                 run[-1] == c - 1
-                and not opens_list[c]
+                and (
+                    not opens_list[c]
+                    or (opens_list[c - 1] and _same_opening(forms, positions, bounds, c))
+                )
                 and _separated(forms, ends[c - 1], starts[c])
                 and not (zh and _enumerated(forms, ends[c - 1], starts[c]))
             ):

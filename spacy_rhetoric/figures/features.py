@@ -32,17 +32,19 @@ part of speech).
 | `support_propn_num` | 1 where a support word is a name (PROPN), a number or numeral |
 | `member_sentences` | share of consecutive members in different sentences |
 | `identical_share` | share of the members' distinct words found in every member |
+| `repeated_nearby` | log(1 + other uses of the repeated word near it: a topic word) |
 """
 
 import math
-from typing import List, Sequence
+from bisect import bisect_left
+from typing import Dict, List, Sequence
 
 import numpy
 from spacy.tokens import Doc
 
 from .candidates import Candidate
 from .segment import Segmentation
-from .words import Words
+from .words import Words, stem_codes
 
 POS_COLUMNS = ("NOUN", "PROPN", "VERB", "ADJ", "ADV", "PRON", "DET", "ADP", "CCONJ")
 FEATURES = (
@@ -72,8 +74,12 @@ FEATURES = (
         "support_propn_num",
         "member_sentences",
         "identical_share",
+        "repeated_nearby",
     )
 )
+# ``repeated_nearby`` counts the repeated word (by lemma or stem) this many tokens either
+# side of the instance, outside it: a topic word comes back ("rats ... a rat cage")
+NEARBY_TOKENS = 60
 COLUMN = {name: i for i, name in enumerate(FEATURES)}
 
 
@@ -102,10 +108,32 @@ _SUPPORT_ALL_STOP = COLUMN["support_all_stop"]
 _SUPPORT_PROPN_NUM = COLUMN["support_propn_num"]
 _MEMBER_SENTENCES = COLUMN["member_sentences"]
 _IDENTICAL_SHARE = COLUMN["identical_share"]
+_REPEATED_NEARBY = COLUMN["repeated_nearby"]
 
 
 # the one-hot column of each tagged POS
 POS_COLUMN = {tag: COLUMN[f"pos_{tag.lower()}"] for tag in POS_COLUMNS}
+
+
+def word_keys(words: Words) -> List[object]:
+    """Per token, the key of its word: the lemma where the base pipeline gives trusted
+    lemmas (not Latin: its tagger is trained on Dante's Latin), else the stem code
+    (``words.stem_codes``); None for punctuation."""
+    if words.lemmas is not None and words.lang != "la":
+        keys: List[object] = list(words.lemmas)
+    else:
+        keys = stem_codes(words).tolist()
+    is_word = words.is_word.tolist()
+    return [key if ok else None for key, ok in zip(keys, is_word)]
+
+
+def _positions(keys: Sequence[object]) -> Dict[object, List[int]]:
+    """RETURNS: per key, the sorted token positions that carry it."""
+    at: Dict[object, List[int]] = {}
+    for t, key in enumerate(keys):
+        if key is not None:
+            at.setdefault(key, []).append(t)
+    return at
 
 
 def candidate_features(
@@ -135,6 +163,8 @@ def candidate_features(
     change = numpy.flatnonzero(numpy.diff(seg.token_sentence)) + 1
     sent_start = numpy.concatenate(([0], change)).tolist()  # per sentence id
     sent_end = numpy.concatenate((change, [n])).tolist()
+    keys = word_keys(words)
+    key_at = _positions(keys)
     rows = []
     for cand in candidates:
         x = [0.0] * len(FEATURES)
@@ -198,6 +228,12 @@ def candidate_features(
             union = set().union(*sets)
             if union:
                 x[_IDENTICAL_SHARE] = len(set.intersection(*sets)) / len(union)
+        if support_tokens:
+            at = key_at.get(keys[support_tokens[0]], [])
+            lo, hi = cand.start - NEARBY_TOKENS, cand.end + NEARBY_TOKENS
+            around = bisect_left(at, hi) - bisect_left(at, lo)
+            inside = bisect_left(at, cand.end) - bisect_left(at, cand.start)
+            x[_REPEATED_NEARBY] = math.log1p(around - inside)
         rows.append(x)
     return numpy.asarray(rows, dtype="float32")
 

@@ -66,7 +66,7 @@ from spacy.tokens import Doc
 from ..chiasmus.stems import STEM_MIN_CHARS, same_stem
 from .candidates import MAX_MEMBERS, Candidate, Range, make_candidate, runs, series
 from .segment import Segmentation
-from .words import ColonWords, Words, is_weak, is_zh_quantity, words_of
+from .words import ColonWords, Words, is_weak, is_zh_quantity, stem_codes, words_of
 
 MAX_STEP = 3
 MIN_EDGE_WORDS = 2
@@ -79,8 +79,18 @@ LINK_WINDOW = 2  # words at the end of a colon / start of the next compared for 
 INNER_MIN = 3  # occurrences of an anaphora inside one colon ("omnia suffert omnia credit")
 INNER_GAP = (2, 4)  # words from one occurrence to the next, inside one colon
 MAX_UNIT = 3
+PHRASE_MAX = (
+    8  # words of the first phrase of an anaphora across a mark ("tam uelociter, tam rapide")
+)
 PLOCE_WINDOW = 8
 POLYPTOTON_WINDOW = 10
+DERIVED_MIN_CHARS = 4  # a word and its derivative: shared opening characters ...
+DERIVED_MIN_SHARE = 0.66  # ... and their share of the shorter word
+DERIVED_MIN_CHARS_MODERN = 5  # outside Latin: shared characters of a word and its derivative
+DERIVED_MAX_SUFFIX = 4  # ... and the most characters the derivative adds ("-lich", "-sion")
+# languages whose base tagger misses classical forms (Latin: trained on Dante's Latin):
+# polyptoton compares every word that is not a stop word, whatever its tag
+UNTRUSTED_POS = frozenset(["la"])
 POLYPTOTON_COLA = 3  # cola apart ("soles occidere et redire possunt: nobis, cum semel occidit")
 EPANALEPSIS_COLA = 4  # cola from the opening of a unit to its return at an end
 EPANALEPSIS_WORDS = 12  # words between the opening and the return
@@ -137,10 +147,21 @@ def _colon_text(doc: Doc, tokens: numpy.ndarray) -> str:
 
 
 def edge_candidates(
-    words: Words, seg: Segmentation, cw: ColonWords, doc: Optional[Doc] = None
+    words: Words,
+    seg: Segmentation,
+    cw: ColonWords,
+    doc: Optional[Doc] = None,
+    parts: bool = True,
 ) -> List[Candidate]:
-    """Anaphora, epiphora and symploce series (see the module docstring)."""
+    """Anaphora, epiphora and symploce series (see the module docstring).
+
+    parts (bool): also the anaphoras inside a series (``_subseries_anaphora``) and of
+        phrases across a mark (``phrase_anaphora_candidates``).
+    """
     codes = words.form_codes
+    # anaphora compares openings up to their ending ("nullus gemitus, nulla vox"); a
+    # changed form at the end of cola is a polyptoton to readers more often than not
+    stems = stem_codes(words)
     m = len(seg)
     if not m:
         return []
@@ -154,9 +175,9 @@ def edge_candidates(
     one_word = (cw.count >= 1).tolist()
     first = codes[numpy.maximum(cw.first, 0)].tolist()
     opening = (
-        codes[cw.positions[numpy.minimum(lo + lead, max(len(cw.positions) - 1, 0))]].tolist()
+        stems[cw.positions[numpy.minimum(lo + lead, max(len(cw.positions) - 1, 0))]].tolist()
         if len(cw.positions)
-        else first
+        else stems[numpy.maximum(cw.first, 0)].tolist()
     )
     last = codes[numpy.maximum(cw.last, 0)].tolist()
     first_key = [f if ok else None for f, ok in zip(opening, eligible)]
@@ -176,7 +197,7 @@ def edge_candidates(
             char_key.append(text[0] if ok else None)
         anaphora += [s for s in series(char_key, MAX_STEP) if (s.positions[0], s.last) not in seen]
     # the series as Python lists: a colon's words are positions[bounds[c]:bounds[c + 1]]
-    code_list = codes.tolist()
+    form_list, stem_list = codes.tolist(), stems.tolist()
     positions, bounds = cw.positions.tolist(), cw.bounds
     starts, ends = seg.starts.tolist(), seg.ends.tolist()
     lead_list = lead.tolist()
@@ -185,6 +206,7 @@ def edge_candidates(
         ("anaphora", anaphora),
         ("epiphora", series(last_key, MAX_STEP)),
     ):
+        code_list = stem_list if figure == "anaphora" else form_list
         for s in found_series:
             if figure != "symploce" and (s.positions[0], s.last, s.count) in replaced:
                 continue
@@ -217,9 +239,120 @@ def edge_candidates(
                 found.append(
                     make_candidate(label, members, support, s.count, True, end=ends[s.last])
                 )
+        if figure == "anaphora" and parts:
+            found += _subseries_anaphora(
+                words,
+                seg.token_sentence,
+                stems,
+                found_series,
+                positions,
+                bounds,
+                starts,
+                ends,
+                lead_list,
+            )
     found += question_symploce_candidates(doc, words, seg, cw)
     found += inner_anaphora_candidates(words, cw)
+    if parts:
+        found += phrase_anaphora_candidates(words, seg, cw, stems)
     return found
+
+
+def _subseries_anaphora(
+    words: Words,
+    token_sentence: numpy.ndarray,
+    codes: numpy.ndarray,
+    found_series: Sequence,
+    positions: List[int],
+    bounds: numpy.ndarray,
+    starts: List[int],
+    ends: List[int],
+    lead: List[int],
+) -> List[Candidate]:
+    """Within a series whose members share only weak opening words ("I ..., I ..., I ..."),
+    the members that share a longer opening with a content word ("I believe ... I
+    believe"), and the members inside one sentence ("We have done everything ... . We
+    have petitioned; we have remonstrated; we have supplicated"): anaphoras of their own
+    (the series on its weak word across sentences is filtered as accidental)."""
+    code_list = codes.tolist()
+    content = words.is_content
+    sentence = token_sentence
+    out: List[Candidate] = []
+    for s in found_series:
+        if s.count < 3:
+            continue
+        lists = [positions[bounds[c] : bounds[c + 1]][lead[c] :] for c in s.positions]
+        if any(len(w) < 2 for w in lists) or not all(is_weak(words, w[0]) for w in lists):
+            continue
+        groups: Dict[Tuple[int, int], List[int]] = {}
+        for k, w in enumerate(lists):
+            groups.setdefault((-1, int(sentence[w[0]])), []).append(k)  # per sentence
+            if content[w[1]] or not is_weak(words, w[1]):
+                groups.setdefault((code_list[w[0]], code_list[w[1]]), []).append(k)
+        for members in groups.values():
+            if len(members) < 2 or len(members) == len(lists):
+                continue
+            chosen = [lists[k] for k in members]
+            head = _shared(
+                code_list, chosen, False, min(MAX_SHARED, min(len(w) for w in chosen) - 1)
+            )
+            spans = [(starts[s.positions[k]], ends[s.positions[k]]) for k in members]
+            support = [(w[0], w[max(head, 1) - 1] + 1) for w in chosen]
+            out.append(make_candidate("anaphora", spans, support, len(members), True))
+    return out
+
+
+def phrase_anaphora_candidates(
+    words: Words, seg: Segmentation, cw: ColonWords, codes: numpy.ndarray
+) -> List[Candidate]:
+    """Anaphora of phrases across a punctuation mark inside one sentence, the first
+    occurrence not opening its colon ("quod haec tam uelociter, tam rapide"; "so voll,
+    so warm"; "nicht zeichnen, nicht einen Strich"): the word that opens colon c + 1 (a
+    leading conjunction skipped) also stands among the last ``PHRASE_MAX`` words of colon
+    c, not first; following cola opening with it join the series. Members: the phrase
+    from the occurrence to the end of its colon, and as many words of each next colon."""
+    m = len(seg)
+    if m < 2 or words.lang == "zh":
+        return []
+    code_list = codes.tolist()
+    positions, bounds = cw.positions.tolist(), cw.bounds
+    sentence = seg.token_sentence
+    conj = words.is_conj
+    out: List[Candidate] = []
+    c = 0
+    while c < m - 1:
+        a = positions[bounds[c] : bounds[c + 1]]
+        b = positions[bounds[c + 1] : bounds[c + 2]]
+        if len(a) < 2 or not b or not seg.boundary[seg.ends[c] : seg.starts[c + 1]].any():
+            c += 1
+            continue
+        lead = 1 if conj[b[0]] and len(b) > 1 else 0
+        key = code_list[b[lead]]
+        hit = next((k for k in range(len(a) - 1, 0, -1) if code_list[a[k]] == key), None)
+        if (
+            hit is None
+            or not 2 <= len(a) - hit <= PHRASE_MAX  # a last word taken up is anadiplosis
+            or sentence[a[hit]] != sentence[b[lead]]
+            or not words.is_word[b[lead]]
+        ):
+            c += 1
+            continue
+        size = len(a) - hit
+        members = [(a[hit], a[-1] + 1)]
+        support = [(a[hit], a[hit] + 1)]
+        d = c + 1
+        while d < m:
+            w = positions[bounds[d] : bounds[d + 1]]
+            lead_d = 1 if w and conj[w[0]] and len(w) > 1 else 0
+            if not w or code_list[w[lead_d]] != key or sentence[w[lead_d]] != sentence[a[hit]]:
+                break
+            stop = min(len(w), lead_d + size + 2)
+            members.append((w[lead_d], w[stop - 1] + 1))
+            support.append((w[lead_d], w[lead_d] + 1))
+            d += 1
+        out.append(make_candidate("anaphora", members, support, len(members), False))
+        c = d
+    return out
 
 
 def _asks(words: Words, seg: Segmentation, c: int) -> bool:
@@ -799,6 +932,30 @@ def ploce_candidates(
     return found
 
 
+def related_forms(a: str, b: str, lang: str = "la") -> bool:
+    """Whether two forms are one word up to an ending (``same_stem``) or a word and its
+    derivative sharing at least ``DERIVED_MIN_CHARS`` characters that make
+    ``DERIVED_MIN_SHARE`` of the shorter ("indigna" / "indignissimum", "libere" /
+    "libertati", "liebten" / "lieben"). Outside Latin a derivative also shares at least
+    ``DERIVED_MIN_CHARS_MODERN`` characters and adds a suffix, not a word: the longer
+    rest at most ``DERIVED_MAX_SUFFIX`` characters, the shorter at most two ("nation" /
+    "national", "extend" / "extension", "Schuld" / "schuldig"; not "rest" /
+    "restaurant", "Wüste" / "Wüstengrenzen", "Immobilienrat" / "Immobilienmarkt")."""
+    if same_stem(a, b):
+        return True
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    if n < DERIVED_MIN_CHARS or n < DERIVED_MIN_SHARE * min(len(a), len(b)):
+        return False
+    if lang == "la":
+        return True
+    rests = sorted((len(a) - n, len(b) - n))
+    return n >= DERIVED_MIN_CHARS_MODERN and rests[0] <= 2 and rests[1] <= DERIVED_MAX_SUFFIX
+
+
 def polyptoton_candidates(words: Words, cw: ColonWords, explained: Set[int]) -> List[Candidate]:
     """One lemma (or stem) in different forms within a short window (see the module
     docstring). Each content word is compared with the ``RECENT`` content words before
@@ -806,7 +963,10 @@ def polyptoton_candidates(words: Words, cw: ColonWords, explained: Set[int]) -> 
     two distinct forms share); the related pairs are joined into groups."""
     if words.lang == "zh":
         return []
-    index = numpy.flatnonzero(words.is_content[cw.positions])
+    content = words.is_content
+    if words.lang in UNTRUSTED_POS:  # a tagger of other Latin: any word not a stop word
+        content = words.is_word & ~words.is_stop & ~words.has_digit
+    index = numpy.flatnonzero(content[cw.positions])
     if len(index) < 2:
         return []
     tokens = cw.positions[index].tolist()
@@ -859,7 +1019,10 @@ def polyptoton_candidates(words: Words, cw: ColonWords, explained: Set[int]) -> 
                     j - i <= POLYPTOTON_WINDOW
                     and colon - c <= POLYPTOTON_COLA
                     and other != form
-                    and ((with_lemmas and other_lemma == lemma) or same_stem(other, form))
+                    and (
+                        (with_lemmas and other_lemma == lemma)
+                        or related_forms(other, form, words.lang)
+                    )
                 ):
                     parent.setdefault(q, q)
                     parent.setdefault(p, p)
@@ -980,6 +1143,8 @@ def _weak_edge_ok(
     forms = words.forms  # normalising changes no punctuation
     if all(not QUESTION_MARKS.isdisjoint(forms[s : e - 1]) for s, e in members):
         return True  # question-and-answer symploce: the exchange is the structure
+    if cand.figure == "anaphora" and not cand.whole_cola and not cross:
+        return True  # phrases opening alike inside one sentence ("tam uelociter, tam rapide")
     if not cross and cand.n_members >= WEAK_MIN_MEMBERS:
         return True
     colon = [int(seg.colon_of[s]) for s, _ in members]

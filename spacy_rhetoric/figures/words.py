@@ -49,6 +49,8 @@ CONNECTIVES: Dict[str, FrozenSet[str]] = {
     "en": frozenset("if when because although though while since for so yet then that".split()),
     "zh": frozenset("则 就 便 又 但 却 因 所以 因为 如果 虽然 然而 而且 故".split()),
 }
+# the languages whose edge figures compare words up to their ending (``stem_codes``)
+STEM_LANGUAGES = frozenset(["la", "de"])
 # Latin enclitic -que: a word ending in it, except the words that merely end so
 ENCLITIC_QUE_EXCEPTIONS = frozenset(
     "quoque atque neque itaque usque quisque quaeque quodque quidque quicque utique ubique "
@@ -228,6 +230,54 @@ _POS_NAMES = numpy.asarray(
 _POS_CONTENT = numpy.asarray([name in CONTENT_POS for name in _POS_NAMES], dtype=bool)
 _POS_NON_WORD = numpy.asarray([name in NON_WORD_POS for name in _POS_NAMES], dtype=bool)
 _POS_CCONJ = _POS_NAMES == "CCONJ"
+
+
+def stem_codes(words: "Words") -> numpy.ndarray:
+    """[n] codes that are equal where two forms are one word up to an ending: in Latin
+    and German, agreement and case ("nullus" / "nulla", "quanta" / "quanti", "Keinen" /
+    "keinen"; ``chiasmus.stems.same_stem`` within groups of forms sharing their first
+    ``STEM_MIN_CHARS`` characters), a Latin enclitic -que cut first ("quoniamque" ->
+    "quoniam", not "atque"). Other languages: the form codes.
+
+    RETURNS (numpy.ndarray): [n] int codes.
+    """
+    if words.lang not in STEM_LANGUAGES:
+        return words.form_codes
+    from ..chiasmus.stems import STEM_MIN_CHARS, same_stem
+
+    forms = words.forms
+    distinct = sorted(set(forms))
+    cut = {}
+    for form in distinct:
+        base = form
+        if (
+            words.lang == "la"
+            and form.endswith("que")
+            and len(form) > 5
+            and form not in ENCLITIC_QUE_EXCEPTIONS
+        ):
+            base = form[:-3]
+        cut[form] = base
+    representative: Dict[str, str] = {}
+    groups: Dict[str, List[str]] = {}
+    for base in sorted(set(cut.values())):
+        groups.setdefault(base[:STEM_MIN_CHARS], []).append(base)
+    for bases in groups.values():
+        heads: List[str] = []
+        for base in bases:  # sorted: a form's stem comes before its longer endings
+            head = next(
+                (h for h in heads if len(base) >= STEM_MIN_CHARS and same_stem(h, base)), None
+            )
+            if head is None:
+                heads.append(base)
+                head = base
+            representative[base] = head
+    codes: Dict[str, int] = {}
+    return numpy.fromiter(
+        (codes.setdefault(representative[cut[f]], len(codes)) for f in forms),
+        dtype=numpy.int64,
+        count=len(forms),
+    )
 
 
 def _first_seen_codes(ids: numpy.ndarray) -> numpy.ndarray:
