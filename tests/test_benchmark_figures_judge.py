@@ -282,3 +282,37 @@ def test_fresh_latin_is_new_text(judge):
     assert len(fresh) == 3
     assert not fresh & set(calibrate.LATIN_CALIBRATION)
     assert not fresh & set(calibrate.LATIN_HELD_OUT)
+
+
+def test_key_keeps_each_items_doc_text(tiny, tmp_path):
+    """The key holds the doc of each judged report: the guard reads it back."""
+    out = tmp_path / "judged"
+    tiny.main(
+        ["sheet", "--lang", "en", "--data", str(tmp_path), "--per-lang", "5", "--out", str(out)]
+    )
+    key = json.loads((out / "key.json").read_text(encoding="utf8"))
+    texts = dict(TEXTS)
+    assert key["items"]
+    for item in key["items"].values():
+        assert item["doc_text"] == texts[item["source"]]
+
+
+def test_conllu_texts_keep_the_named_documents(judge, tmp_path):
+    lines = []
+    for doc, words in [
+        ("GUM_news_a", "Rain fell."),
+        ("GUM_whow_b", "Do this."),
+        ("GUM_news_c", "Sun."),
+    ]:
+        lines += [
+            f"# newdoc id = {doc}",
+            f"# text = {words}",
+            "1\tx\tx\tX\tX\t_\t0\troot\t_\t_",
+            "",
+        ]
+    path = tmp_path / "gum.conllu"
+    path.write_text("\n".join(lines), encoding="utf8")
+    assert [t for _, t in judge.conllu_texts(path)] == ["Rain fell.", "Do this.", "Sun."]
+    kept = judge.conllu_texts(path, ["GUM_news"])
+    assert [t for _, t in kept] == ["Rain fell.", "Sun."]
+    assert all("GUM_news" in source for source, _ in kept)

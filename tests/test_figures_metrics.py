@@ -93,6 +93,14 @@ def test_precision_thresholds():
     assert thresholds["epiphora"] == OFF  # no dev instance
     thresholds, report = precision_thresholds(passages, ["anaphora"], target=0.8, min_instances=7)
     assert thresholds["anaphora"] == OFF and "fewer than 7" in report["anaphora"]["why"]
-    wrong = [passage([0, 20, 40, 60, 80], [(0.9, 500), (0.8, 0)])]
+    # precision 0.8 never reached: the most precise threshold (here 1 of 2 at 0.8)
+    weak = [passage([0, 20, 40, 60, 80], [(0.9, 500), (0.8, 0), (0.7, 600), (0.6, 700)])]
+    thresholds, report = precision_thresholds(weak, ["anaphora"], target=0.8)
+    assert (
+        abs(thresholds["anaphora"] - 0.75) < 1e-9 and "never reached" in report["anaphora"]["why"]
+    )
+    assert report["anaphora"]["dev_precision"] == 0.5 and report["anaphora"]["dev_found"] == 1
+    # no gold instance ever reported: off
+    wrong = [passage([0, 20, 40, 60, 80], [(0.9, 500), (0.8, 600)])]
     thresholds, report = precision_thresholds(wrong, ["anaphora"], target=0.8)
-    assert thresholds["anaphora"] == OFF and "never reached" in report["anaphora"]["why"]
+    assert thresholds["anaphora"] == OFF and "never reported" in report["anaphora"]["why"]
