@@ -22,12 +22,18 @@ def same_stem(a: str, b: str) -> bool:
     "haus" / "hausaufgabe")."""
     if a == b:
         return True
+    n = shared_prefix(a, b)
+    return n >= STEM_MIN_CHARS and n >= STEM_MIN_SHARE * max(len(a), len(b))
+
+
+def shared_prefix(a: str, b: str) -> int:
+    """RETURNS (int): the number of opening characters two strings share."""
     n = 0
     for x, y in zip(a, b):
         if x != y:
             break
         n += 1
-    return n >= STEM_MIN_CHARS and n >= STEM_MIN_SHARE * max(len(a), len(b))
+    return n
 
 
 class StemPairs:

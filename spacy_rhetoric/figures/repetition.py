@@ -63,7 +63,7 @@ from typing import Deque, Dict, List, Optional, Sequence, Set, Tuple
 import numpy
 from spacy.tokens import Doc
 
-from ..chiasmus.stems import STEM_MIN_CHARS, same_stem
+from ..chiasmus.stems import STEM_MIN_CHARS, same_stem, shared_prefix
 from .candidates import MAX_MEMBERS, Candidate, Range, make_candidate, runs, series
 from .segment import Segmentation
 from .words import ColonWords, Words, is_weak, is_zh_quantity, stem_codes, words_of
@@ -943,11 +943,7 @@ def related_forms(a: str, b: str, lang: str = "la") -> bool:
     "restaurant", "Wüste" / "Wüstengrenzen", "Immobilienrat" / "Immobilienmarkt")."""
     if same_stem(a, b):
         return True
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
+    n = shared_prefix(a, b)
     if n < DERIVED_MIN_CHARS or n < DERIVED_MIN_SHARE * min(len(a), len(b)):
         return False
     if lang == "la":
