@@ -111,8 +111,9 @@ PSE_I = (
     "https://github.com/Mythologos/Paibi-Student-Essays",
     CC_BY_SA,
 )
-# the project commands that build the ASP + PSE-I corpus the joint heads train on
-JOINT_CORPUS = ("convert-asp", "convert-pse", "corpus-parallelism-joint")
+# the project commands that build the corpus the joint heads train on (ASP, PSE-I and
+# the rhetoric corpus, joined by convert-rhetoric)
+JOINT_CORPUS = ("convert-asp", "convert-pse", "convert-rhetoric")
 # what the intertext package's meta reports: its reranker recipe scored on grouped folds
 # (Loci Similes links to Virgil on the Virgil index, to five other poets on theirs; every
 # query counted), and links per 100 sentences of a text that cannot quote Virgil

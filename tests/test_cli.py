@@ -95,8 +95,9 @@ def test_assets_from_mirror(tmp_path):
 
 @pytest.mark.skipif(not os.environ.get("CI"), reason="runs the real project commands in CI only")
 def test_project_convert_from_mirror(data_dir, tmp_path):
-    """`spacy project run convert` builds every corpus from the mirror (counted as the
-    benchmarks project's `stats` counts them)."""
+    """`spacy project run convert` builds every corpus from the mirror and from the
+    repository's own rhetoric corpus (counted as the benchmarks project's `stats` counts
+    them)."""
     from weasel.cli.run import project_run
 
     data = data_dir("asp").parent
@@ -105,6 +106,12 @@ def test_project_convert_from_mirror(data_dir, tmp_path):
     project = tmp_path / "project"
     project.mkdir()
     (project / "project.yml").write_bytes((repo / "project.yml").read_bytes())
+    rhetoric = Path("benchmarks") / "data" / "rhetoric-corpus"
+    (project / rhetoric).mkdir(parents=True)
+    for lang in ("la", "en", "de"):
+        (project / rhetoric / f"{lang}.jsonl").write_bytes(
+            (repo / rhetoric / f"{lang}.jsonl").read_bytes()
+        )
     cwd = os.getcwd()
     try:
         os.chdir(project)
@@ -118,6 +125,30 @@ def test_project_convert_from_mirror(data_dir, tmp_path):
     assert result.exit_code == 0, result.output
     stats = srsly.read_json(output)
     assert stats["parallelisms"] == 2062
+    for lang in ("la", "en", "de"):
+        gold = sum(
+            len(doc["parallelisms"]) for doc in srsly.read_jsonl(repo / rhetoric / f"{lang}.jsonl")
+        )
+        result = runner.invoke(
+            app,
+            [
+                "corpus",
+                "stats",
+                str(project / "corpus" / f"rhetoric-{lang}"),
+                "--json",
+                "--output",
+                str(output),
+            ],
+        )
+        assert result.exit_code == 0, result.output
+        assert srsly.read_json(output)["parallelisms"] == gold
+    assert sorted(path.name for path in (project / "corpus" / "joint" / "train").iterdir()) == [
+        "asp.spacy",
+        "pse.spacy",
+        "rhetoric-de.spacy",
+        "rhetoric-en.spacy",
+        "rhetoric-la.spacy",
+    ]
 
 
 def test_raw_text_jsonl(tmp_path):
