@@ -44,7 +44,7 @@ from spacy.tokens import Doc
 
 from .candidates import Candidate
 from .segment import Segmentation
-from .words import Words, stem_codes
+from .words import Words
 
 POS_COLUMNS = ("NOUN", "PROPN", "VERB", "ADJ", "ADV", "PRON", "DET", "ADP", "CCONJ")
 FEATURES = (
@@ -118,11 +118,11 @@ POS_COLUMN = {tag: COLUMN[f"pos_{tag.lower()}"] for tag in POS_COLUMNS}
 def word_keys(words: Words) -> List[object]:
     """Per token, the key of its word: the lemma where the base pipeline gives trusted
     lemmas (not Latin: its tagger is trained on Dante's Latin), else the stem code
-    (``words.stem_codes``); None for punctuation."""
+    (``Words.stem_codes``); None for punctuation."""
     if words.lemmas is not None and words.lang != "la":
         keys: List[object] = list(words.lemmas)
     else:
-        keys = stem_codes(words).tolist()
+        keys = words.stem_codes.tolist()
     is_word = words.is_word.tolist()
     return [key if ok else None for key, ok in zip(keys, is_word)]
 

@@ -66,7 +66,7 @@ from spacy.tokens import Doc
 from ..chiasmus.stems import STEM_MIN_CHARS, same_stem, shared_prefix
 from .candidates import MAX_MEMBERS, Candidate, Range, make_candidate, runs, series
 from .segment import Segmentation
-from .words import ColonWords, Words, is_weak, is_zh_quantity, stem_codes, words_of
+from .words import ColonWords, Words, is_weak, is_zh_quantity, words_of
 
 MAX_STEP = 3
 MIN_EDGE_WORDS = 2
@@ -161,7 +161,7 @@ def edge_candidates(
     codes = words.form_codes
     # anaphora compares openings up to their ending ("nullus gemitus, nulla vox"); a
     # changed form at the end of cola is a polyptoton to readers more often than not
-    stems = stem_codes(words)
+    stems = words.stem_codes
     m = len(seg)
     if not m:
         return []

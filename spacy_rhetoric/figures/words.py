@@ -205,6 +205,8 @@ class Words(NamedTuple):
     is_content (numpy.ndarray): [n] bool.
     is_conj (numpy.ndarray): [n] bool, a coordinating conjunction (list or CCONJ).
     form_codes (numpy.ndarray): [n] int, equal forms equal codes.
+    stem_codes (numpy.ndarray): [n] int, equal codes for one word up to an ending in
+        Latin and German (``stem_codes``); elsewhere ``form_codes``.
     has_digit (numpy.ndarray): [n] bool, the token's text holds a digit.
     is_machine (numpy.ndarray): [n] bool, the token's text is a file name, address or
         URL (``MACHINE_TOKEN``).
@@ -219,6 +221,7 @@ class Words(NamedTuple):
     is_content: numpy.ndarray
     is_conj: numpy.ndarray
     form_codes: numpy.ndarray
+    stem_codes: numpy.ndarray
     has_digit: numpy.ndarray
     is_machine: numpy.ndarray
 
@@ -232,26 +235,28 @@ _POS_NON_WORD = numpy.asarray([name in NON_WORD_POS for name in _POS_NAMES], dty
 _POS_CCONJ = _POS_NAMES == "CCONJ"
 
 
-def stem_codes(words: "Words") -> numpy.ndarray:
+def stem_codes(lang: str, forms: List[str], form_codes: numpy.ndarray) -> numpy.ndarray:
     """[n] codes that are equal where two forms are one word up to an ending: in Latin
     and German, agreement and case ("nullus" / "nulla", "quanta" / "quanti", "Keinen" /
     "keinen"; ``chiasmus.stems.same_stem`` within groups of forms sharing their first
     ``STEM_MIN_CHARS`` characters), a Latin enclitic -que cut first ("quoniamque" ->
     "quoniam", not "atque"). Other languages: the form codes.
 
+    lang (str): the doc's language code.
+    forms (List[str]): the normal form of each token.
+    form_codes (numpy.ndarray): [n] codes of the forms, returned for other languages.
     RETURNS (numpy.ndarray): [n] int codes.
     """
-    if words.lang not in STEM_LANGUAGES:
-        return words.form_codes
+    if lang not in STEM_LANGUAGES:
+        return form_codes
     from ..chiasmus.stems import STEM_MIN_CHARS, same_stem
 
-    forms = words.forms
     distinct = sorted(set(forms))
     cut = {}
     for form in distinct:
         base = form
         if (
-            words.lang == "la"
+            lang == "la"
             and form.endswith("que")
             and len(form) > 5
             and form not in ENCLITIC_QUE_EXCEPTIONS
@@ -341,6 +346,7 @@ def doc_words(doc: Doc) -> Words:
         is_content,
         is_conj,
         form_codes,
+        stem_codes(lang, forms, form_codes),
         flags[:, 4],
         flags[:, 5],
     )
