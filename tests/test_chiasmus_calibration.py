@@ -25,7 +25,7 @@ from spacy_rhetoric.chiasmus.calibration import (
     write_calibrations,
 )
 from spacy_rhetoric.chiasmus.component import kept_candidates
-from spacy_rhetoric.chiasmus.stems import StemPairs, same_stem
+from spacy_rhetoric.stems import StemPairs, same_stem
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -11,7 +11,7 @@ from spacy_rhetoric.chiasmus.candidates import (
     iter_candidates,
     roles,
 )
-from spacy_rhetoric.chiasmus.stems import StemPairs, same_stem
+from spacy_rhetoric.stems import StemPairs, same_stem
 
 
 def brute_force(

@@ -39,7 +39,7 @@ from typing import Iterable, Iterator, List, NamedTuple, Optional, Sequence, Uni
 
 import numpy
 
-from .stems import StemPairs
+from ..stems import StemPairs
 
 DEFAULT_WINDOW = 30
 ROLES_BY_DEPTH = {2: ("A", "B", "B'", "A'"), 3: ("A", "B", "C", "C'", "B'", "A'")}

@@ -52,8 +52,8 @@ from spacy.util import registry
 from thinc.api import Model
 from thinc.types import Floats2d, Ints2d
 
+from ..stems import StemPairs
 from .features import candidate_features, feature_names
-from .stems import StemPairs
 
 InT = Tuple[List[Doc], List[Ints2d]]
 GROUPS = ("D", "L")

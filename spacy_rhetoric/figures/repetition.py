@@ -46,7 +46,7 @@ i/j folded). Every rule is one pass over the cola or the words, with windows and
   the support of an edge, linking or epizeuxis candidate, and not spread over the
   members of one (there the repetition is the figure's parallelism).
 * **polyptoton** (*traductio*): content words of the same lemma (or, without lemmas or
-  where the lemmatizer misses, the same stem: ``chiasmus.stems.same_stem``) in different
+  where the lemmatizer misses, the same stem: ``stems.same_stem``) in different
   forms within ``POLYPTOTON_WINDOW`` words and ``POLYPTOTON_COLA`` cola (not Chinese).
 
 Every candidate then passes ``plausible`` (precision filters): edge figures on weak
@@ -63,7 +63,7 @@ from typing import Deque, Dict, List, Optional, Sequence, Set, Tuple
 import numpy
 from spacy.tokens import Doc
 
-from ..chiasmus.stems import STEM_MIN_CHARS, same_stem, shared_prefix
+from ..stems import STEM_MIN_CHARS, same_stem, shared_prefix
 from .candidates import MAX_MEMBERS, Candidate, Range, make_candidate, runs, series
 from .segment import Segmentation
 from .words import ColonWords, Words, is_weak, is_zh_quantity, words_of

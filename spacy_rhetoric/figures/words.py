@@ -17,6 +17,8 @@ from spacy.attrs import IS_PUNCT, IS_SPACE, IS_STOP, LEMMA, ORTH, POS
 from spacy.parts_of_speech import IDS as POS_IDS
 from spacy.tokens import Doc
 
+from ..stems import STEM_MIN_CHARS, same_stem
+
 IDS_TO_POS = {int(v): k for k, v in POS_IDS.items()}
 NON_WORD_POS = frozenset(["PUNCT", "SYM", "SPACE"])
 CONTENT_POS = frozenset(["NOUN", "PROPN", "VERB", "ADJ", "ADV", "NUM", "INTJ", "X"])
@@ -238,7 +240,7 @@ _POS_CCONJ = _POS_NAMES == "CCONJ"
 def stem_codes(lang: str, forms: List[str], form_codes: numpy.ndarray) -> numpy.ndarray:
     """[n] codes that are equal where two forms are one word up to an ending: in Latin
     and German, agreement and case ("nullus" / "nulla", "quanta" / "quanti", "Keinen" /
-    "keinen"; ``chiasmus.stems.same_stem`` within groups of forms sharing their first
+    "keinen"; ``stems.same_stem`` within groups of forms sharing their first
     ``STEM_MIN_CHARS`` characters), a Latin enclitic -que cut first ("quoniamque" ->
     "quoniam", not "atque"). Other languages: the form codes.
 
@@ -249,8 +251,6 @@ def stem_codes(lang: str, forms: List[str], form_codes: numpy.ndarray) -> numpy.
     """
     if lang not in STEM_LANGUAGES:
         return form_codes
-    from ..chiasmus.stems import STEM_MIN_CHARS, same_stem
-
     distinct = sorted(set(forms))
     cut = {}
     for form in distinct:
