@@ -27,6 +27,27 @@ each language, with >= 10 reports judged per language. Two steps:
    (Schlegel, Novalis), three other Cicero texts (``FRESH_LATIN``) and the PSE-I test
    essays (``corpus/pse/test.spacy``); the key and README.md name the source.
 
+   ``--texts speeches`` (Latin, English, German) reads argued, spoken prose that no step
+   of the package reads (not the rhetoric corpus, the figures calibration or held-out
+   text, an earlier judged sample, a gold set, the chiasmus candidates or the intertext
+   pools), from git mirrors of its public repositories (``--mirror DIR``, one
+   ``DIR/<owner>+<name>/repo`` per repository) at the commits the rhetoric corpus was cut
+   from: the US inaugural addresses 1869-1909 (``SPEECH_ENGLISH``), Livy books 2 and 3
+   (``SPEECH_LATIN``), Lessing's *Minna von Barnhelm* and Goethe's *Egmont*
+   (``SPEECH_GERMAN``); the key and README.md name each file with its commit, blob and
+   licence. ``--figures`` keeps the reports of the named figures only (``figure_finder``
+   still runs at its default settings); a figure with a target of its own
+   (``FIGURE_TARGETS``) sets the sample's target:
+
+       python benchmarks/figures_judge.py sheet --lang en,la,de --data DATA \
+           --mirror MIRROR --texts speeches --figures antithesis --tokens 25000 \
+           --per-lang 30 --seed 0 --out benchmarks/data/figures-judged-antithesis
+
+   ``--texts speeches-2`` (Latin and English) reads other such speeches, for a second
+   sample after the first one's errors changed the rules: the US inaugural addresses
+   1913-1937 without Roosevelt's first (``SPEECH_2_ENGLISH``) and Livy books 4 and 5
+   (``SPEECH_2_LATIN``), from the same mirrors and commits.
+
 2. The reader fills ``labels.json`` with ``right``, ``partly`` or ``wrong`` per item,
    reading the sheet only (the criterion is in the folder's README.md). ``score`` joins
    the labels to the key:
@@ -35,7 +56,8 @@ each language, with >= 10 reports judged per language. Two steps:
            --output benchmarks/results/figures_judged.json
 
 Per language and pooled: reports judged, right / partly / wrong, the right-or-partly
-share, whether the target is met, and the same counts per figure.
+share, whether the target is met (the sample's own, written into its key), and the same
+counts per figure.
 """
 
 import argparse
@@ -69,6 +91,34 @@ DEFINITIONS = {
     "polysyndeton": "three or more members joined by a conjunction repeated where one would do",
     "asyndeton": "three or more clauses or words in a series with no conjunction",
     "alliteration": "three or more nearby words beginning with the same sound",
+    # the figures of thought: the first words of their entries in docs/annotation.md
+    "antithesis": "opposed ideas set against each other in parallel or corrective cola",
+    "rhetorical_question": "a direct question in the speaker's running discourse that does "
+    "not ask for information: its answer is obvious or implied (erotema), or the speaker "
+    "answers it himself at once (hypophora)",
+}
+# a figure judged on its own against a target of its own (the issue of the 0.9.0
+# figures of thought: 30 antithesis reports per language, >= 70 % right or partly);
+# a sample of several figures takes the strictest of theirs and the default
+FIGURE_TARGETS = {"antithesis": {"right_or_partly": 0.7, "reports": 30}}
+# what the judge reads besides the definition, from the figure's entry in
+# docs/annotation.md (its shapes and counter-examples)
+FIGURE_CRITERIA = {
+    "antithesis": 'an antithesis is `right` when it is (1) a corrective "not X but Y" '
+    'and its kin (*non ... sed*, *nicht ... sondern*, "rather than") where X and Y are '
+    "opposed or incompatible, or (2) opposed words in matching positions of two parallel "
+    "cola (antonyms or contextual opposites: rich/poor, war/peace, we/they when they are "
+    'set against each other); `wrong`: "not only ... but also" (additive: no '
+    'opposition), a negation with no counterpart ("I do not know"), a concession '
+    'without opposed terms, a comparison ("more than", "rather" as degree), two '
+    "differing items of a list, a contrast a reader must reconstruct from the whole "
+    "argument rather than read off two matching cola",
+    "rhetorical_question": "a rhetorical question is `right` when its answer is obvious "
+    "or implied, or the speaker answers it himself at once (indignant and exclamatory "
+    "questions count); `wrong`: a question to another character that asks for an answer "
+    "and gets one from him (drama), an indirect question, a question quoted as someone "
+    "else's real question, a question mark the edition puts after an exclamation that is "
+    "no question",
 }
 
 
@@ -81,6 +131,32 @@ def parse_langs(spec: str) -> List[str]:
             f"--lang takes a comma-separated subset of {','.join(LANGS)}, got {spec!r}"
         )
     return list(dict.fromkeys(langs))
+
+
+def parse_figures(spec: str) -> List[str]:
+    """The figures of ``--figures`` (empty: every figure).
+
+    RAISES ValueError: a figure the sheet cannot define.
+    """
+    figures = [f.strip() for f in spec.split(",") if f.strip()]
+    bad = [f for f in figures if f not in DEFINITIONS]
+    if bad:
+        raise ValueError(
+            f"--figures takes a comma-separated subset of {','.join(DEFINITIONS)}, got "
+            f"{', '.join(map(repr, bad))}"
+        )
+    return list(dict.fromkeys(figures))
+
+
+def sample_target(figures: Sequence[str] = ()) -> Dict[str, Any]:
+    """The target of a sample of ``figures`` (empty: every figure): the strictest of the
+    default and the targets of its figures (``FIGURE_TARGETS``)."""
+    targets = [{"right_or_partly": TARGET_SHARE, "reports": TARGET_REPORTS}]
+    targets += [FIGURE_TARGETS[f] for f in figures if f in FIGURE_TARGETS]
+    return {
+        "right_or_partly": max(t["right_or_partly"] for t in targets),
+        "reports": max(t["reports"] for t in targets),
+    }
 
 
 def held_out_texts(lang: str, data_dir: Path) -> List[Tuple[str, str]]:
@@ -105,7 +181,7 @@ def held_out_texts(lang: str, data_dir: Path) -> List[Tuple[str, str]]:
 
 # --texts fresh: running text that neither the calibration, the held-out rate nor the
 # first judged sample read (a second sample, after the first one's errors changed rules)
-TEXT_SOURCES = ("held-out", "fresh", "third", "conllu")
+TEXT_SOURCES = ("held-out", "fresh", "third", "conllu", "speeches", "speeches-2")
 FRESH_ENGLISH = "ud/UD_English-EWT/en_ewt-ud-train.conllu"
 FRESH_GERMAN = "ud/UD_German-LIT/de_lit-ud-test.conllu"
 FRESH_CHINESE = "corpus/pse/test.spacy"  # in the repository, not the data mirror
@@ -144,13 +220,263 @@ HELD_OUT_DESCRIPTION = {
 }
 
 
+# --texts speeches: argued, spoken prose (where antithesis and the rhetorical question
+# live) that no step of the package reads, from git mirrors of public repositories at the
+# commits the rhetoric corpus was cut from (benchmarks/data/rhetoric-corpus/prepare.py)
+SPEECH_REPOSITORIES = {
+    "en": ("nltk/nltk_data", "5db857e6f7df11eabb5e5665836db9ec8df07e28"),
+    "la": ("cltk/latin_text_latin_library", "76229acaf02efd1964ac32009408a90b6f279758"),
+    "de": ("dracor-org/gerdracor", "1a985284303b4338acb7a6deb51d4c81cc621d2e"),
+}
+INAUGURAL_ZIP = "packages/corpora/inaugural.zip"
+# the addresses after the rhetoric corpus's (1789-1857), without Lincoln's: 1865 is in the
+# corpus and the figures gold set, 1861 in the Bible quotations gold set
+SPEECH_ENGLISH = (
+    "1869-Grant",
+    "1873-Grant",
+    "1877-Hayes",
+    "1881-Garfield",
+    "1885-Cleveland",
+    "1889-Harrison",
+    "1893-Cleveland",
+    "1897-McKinley",
+    "1901-McKinley",
+    "1905-Roosevelt",
+    "1909-Taft",
+)
+# Livy books that nothing reads: the corpus holds books 1, 21 and 22, the figures gold set
+# book 1; no Tesserae text (every Cicero text is in the intertext source pool), no UD
+# Latin treebank and no Latin Library file of the data mirror is Livy's
+SPEECH_LATIN = ("livy/liv.2.txt", "livy/liv.3.txt")
+# GerDraCor prose plays in neither the corpus, the 170 plays of the German chiasmus
+# candidates nor the figures gold set
+SPEECH_GERMAN = ("lessing-minna-von-barnhelm", "goethe-egmont")
+SPEECH_DOC_WORDS = 200  # a doc: whole paragraphs, chapters or speeches, at least this many words
+SPEECH_LICENCE = {
+    "en": "public domain (works of the US federal government; nltk_data's index.xml: "
+    "public domain)",
+    "la": "Public Domain Mark 1.0 (The Latin Library; the repository's LICENSE.md)",
+    "de": "GerDraCor CC0 1.0; its digital source, the TextGrid Repository, CC BY 3.0 DE; "
+    "the play is in the public domain",
+}
+SPEECH_DESCRIPTION = {
+    "en": "the US inaugural addresses 1869-1909 (Grant to Taft; NLTK's inaugural corpus; "
+    "the rhetoric corpus holds 1789-1857 and Lincoln's second, the Bible quotations gold "
+    "set Lincoln's first; docs of whole paragraphs)",
+    "la": "Livy, Ab urbe condita 2 and 3 (the Latin Library; the rhetoric corpus holds "
+    "books 1, 21 and 22, the figures gold set book 1; docs of whole chapters)",
+    "de": "Lessing, Minna von Barnhelm (1767) and Goethe, Egmont (1788), prose plays of "
+    "GerDraCor in neither the rhetoric corpus, the German chiasmus candidates nor the "
+    "figures gold set (docs of whole speeches, each opening with its speaker)",
+}
+# --texts speeches-2 (Latin and English): the first speeches sample's errors changed the
+# rules, so a second one reads other speeches of the same repositories that no step reads
+# (that sample included): the addresses 1913-1937 without Roosevelt's first (1933, in the
+# Bible quotations gold set), and Livy books 4 and 5
+SPEECH_2_ENGLISH = (
+    "1913-Wilson",
+    "1917-Wilson",
+    "1921-Harding",
+    "1925-Coolidge",
+    "1929-Hoover",
+    "1937-Roosevelt",
+)
+SPEECH_2_LATIN = ("livy/liv.4.txt", "livy/liv.5.txt")
+SPEECH_2_DESCRIPTION = {
+    "en": "the US inaugural addresses 1913-1937 (Wilson to F. D. Roosevelt's second; NLTK's "
+    "inaugural corpus; without Roosevelt's first of 1933, which the Bible quotations gold "
+    "set holds; the first speeches sample read 1869-1909; docs of whole paragraphs)",
+    "la": "Livy, Ab urbe condita 4 and 5 (the Latin Library; the rhetoric corpus holds books "
+    "1, 21 and 22, the figures gold set book 1, the first speeches sample books 2 and 3; "
+    "docs of whole chapters)",
+}
+SPEECH_MODES = ("speeches", "speeches-2")  # the --texts read from --mirror
+
+
+def mirror_blob(mirror: Path, repository: str, commit: str, path: str) -> Tuple[bytes, str]:
+    """A file of a repository at a commit, from its git mirror
+    (``mirror/<owner>+<name>/repo``: a bare repository, or one holding ``.git``).
+
+    RETURNS (Tuple[bytes, str]): the file's bytes and its git blob id.
+    RAISES FileNotFoundError: the mirror, the commit, the file or its blob is missing.
+    """
+    import subprocess
+
+    git_dir = Path(mirror) / repository.replace("/", "+") / "repo"
+    if (git_dir / ".git").is_dir():
+        git_dir = git_dir / ".git"
+    if not git_dir.is_dir():
+        raise FileNotFoundError(f"--texts speeches: no mirror of {repository} at {git_dir}")
+
+    def git(*args: str) -> bytes:
+        try:
+            done = subprocess.run(
+                ["git", "--git-dir", str(git_dir), *args], capture_output=True, check=False
+            )
+        except OSError:
+            raise FileNotFoundError(
+                "--texts speeches reads the mirrors with git: install it"
+            ) from None
+        return done.stdout if done.returncode == 0 else b""
+
+    blob = git("rev-parse", "--verify", "--quiet", f"{commit}:{path}").decode().strip()
+    if not blob:
+        raise FileNotFoundError(f"--texts speeches: {git_dir} has no {path} at {commit[:12]}")
+    data = git("cat-file", "blob", blob)
+    if not data:
+        raise FileNotFoundError(
+            f"--texts speeches: {git_dir} lists {path} (blob {blob[:12]}) but lacks its blob"
+        )
+    return data, blob
+
+
+def _corpus_recipe() -> Any:
+    """The rhetoric corpus's recipe (``benchmarks/data/rhetoric-corpus/prepare.py``): its
+    Latin Library cleaning and TEI speech reader, so that a text reads here as the
+    corpus's passages read."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent / "data" / "rhetoric-corpus" / "prepare.py"
+    spec = importlib.util.spec_from_file_location("rhetoric_corpus_prepare", path)
+    if spec is None or spec.loader is None:
+        raise FileNotFoundError(f"{path} not found")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _inaugural_units(data: bytes, name: str) -> List[str]:
+    """The paragraphs of an address of NLTK's inaugural corpus (square brackets of
+    editorial insertions dropped, their words kept, as the corpus does)."""
+    import io
+    import zipfile
+
+    member = f"inaugural/{name}.txt"
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        if member not in archive.namelist():
+            raise FileNotFoundError(f"--texts speeches: {INAUGURAL_ZIP} has no {member}")
+        text = archive.read(member).decode("utf8")
+    lines = (" ".join(line.replace("[", "").replace("]", "").split()) for line in text.splitlines())
+    return [line for line in lines if line]
+
+
+def _latin_library_units(data: bytes, path: str) -> List[str]:
+    """The chapters of a Latin Library text: from its chapter 1 (``[ 1 ]``) on, without
+    the navigation at its end, cleaned as the rhetoric corpus cleans Latin Library text."""
+    import re
+
+    raw = data.decode("utf8")
+    first = re.search(r"\[\s*1\s*\]", raw)
+    if first is None:
+        raise ValueError(f"--texts speeches: {path} has no chapter [ 1 ]")
+    paragraphs = re.split(r"\n\s*\n", raw[first.start() :])
+    while paragraphs and "The Latin Library" in paragraphs[-1]:  # the navigation
+        paragraphs.pop()
+    body = "\n\n".join(paragraphs)
+    text, sections = _corpus_recipe().clean_latin(body, ())
+    cuts = [int(section["start"]) for section in sections] + [len(text)]
+    return [text[a:b].strip() for a, b in zip(cuts, cuts[1:]) if text[a:b].strip()]
+
+
+def _play_units(data: bytes) -> List[str]:
+    """The speeches of a GerDraCor play, each ``SPEAKER. words`` (stage directions
+    dropped, verse lines ending in a line break), as the rhetoric corpus reads them."""
+    import xml.etree.ElementTree as ET
+
+    recipe = _corpus_recipe()
+    units = []
+    for sp in ET.fromstring(data).iter(f"{recipe.TEI}sp"):
+        speaker = sp.find(f"{recipe.TEI}speaker")
+        name = " ".join("".join(speaker.itertext()).split()) if speaker is not None else ""
+        words = recipe.speech_text(sp)
+        if words:
+            units.append(f"{name.rstrip('.:').upper()}. {words}" if name else words)
+    return units
+
+
+def _docs(units: Sequence[str], joiner: str, words: int) -> List[str]:
+    """Consecutive units joined into docs of at least ``words`` words (the last one
+    shorter)."""
+    docs: List[str] = []
+    current: List[str] = []
+    for unit in units:
+        current.append(unit)
+        if sum(len(u.split()) for u in current) >= words:
+            docs.append(joiner.join(current))
+            current = []
+    if current:
+        docs.append(joiner.join(current))
+    return docs
+
+
+def speech_texts(
+    lang: str, mirror: Optional[Path], texts_from: str = "speeches"
+) -> Tuple[List[Tuple[str, str]], List[dict]]:
+    """The texts of ``--texts speeches`` (or ``speeches-2``) in docs, the texts' docs taken
+    in turn (the first of each text, then the second, ...), so that a token budget reads
+    every text.
+
+    lang (str): la, en or de (``speeches-2``: la or en).
+    mirror (Optional[Path]): the folder of the git mirrors.
+    texts_from (str): ``speeches`` or ``speeches-2`` (``SPEECH_MODES``).
+    RETURNS (Tuple[List[Tuple[str, str]], List[dict]]): (source doc, text) in that order,
+        and each file (repository, commit, path, blob, licence, and the source its docs
+        are named after: ``<source> doc <i>``).
+    RAISES ValueError: no mirror folder, or a language without speeches.
+    RAISES FileNotFoundError: a mirror or a file is missing.
+    """
+    second = texts_from == "speeches-2"
+    if second and lang not in SPEECH_2_DESCRIPTION:
+        raise ValueError(f"--texts speeches-2 reads Latin and English only, not {lang!r}")
+    if lang not in SPEECH_REPOSITORIES:
+        raise ValueError(f"--texts speeches reads Latin, English and German only, not {lang!r}")
+    if mirror is None:
+        raise ValueError(f"--texts {texts_from} needs --mirror DIR (the git mirrors)")
+    repository, commit = SPEECH_REPOSITORIES[lang]
+    record = {"repository": repository, "commit": commit, "licence": SPEECH_LICENCE[lang]}
+    per_text: List[List[Tuple[str, str]]] = []
+    files: List[dict] = []
+    if lang == "en":
+        data, blob = mirror_blob(mirror, repository, commit, INAUGURAL_ZIP)
+        for name in SPEECH_2_ENGLISH if second else SPEECH_ENGLISH:
+            label = f"inaugural/{name}.txt"
+            docs = _docs(_inaugural_units(data, name), "\n\n", SPEECH_DOC_WORDS)
+            per_text.append([(f"{label} doc {i}", text) for i, text in enumerate(docs)])
+            files.append(
+                {**record, "path": f"{INAUGURAL_ZIP}: {label}", "blob": blob, "source": label}
+            )
+    else:
+        latin = SPEECH_2_LATIN if second else SPEECH_LATIN
+        paths = latin if lang == "la" else [f"tei/{play}.xml" for play in SPEECH_GERMAN]
+        for path in paths:
+            data, blob = mirror_blob(mirror, repository, commit, path)
+            if lang == "la":
+                docs = _docs(_latin_library_units(data, path), "\n\n", SPEECH_DOC_WORDS)
+            else:
+                docs = _docs(_play_units(data), "\n", SPEECH_DOC_WORDS)
+            per_text.append([(f"{path} doc {i}", text) for i, text in enumerate(docs)])
+            files.append({**record, "path": path, "blob": blob, "source": path})
+    in_turn = [
+        docs[i]
+        for i in range(max(map(len, per_text), default=0))
+        for docs in per_text
+        if i < len(docs)
+    ]
+    return in_turn, files
+
+
 def text_source(lang: str, texts_from: str) -> str:
     if texts_from == "conllu":
         return (
             "the CoNLL-U file named in the key's source docs (docs of ten sentences), "
             "read by no earlier step"
         )
-    sources = {"fresh": FRESH_DESCRIPTION, "third": THIRD_DESCRIPTION}
+    sources = {
+        "fresh": FRESH_DESCRIPTION,
+        "third": THIRD_DESCRIPTION,
+        "speeches": SPEECH_DESCRIPTION,
+        "speeches-2": SPEECH_2_DESCRIPTION,
+    }
     return sources.get(texts_from, HELD_OUT_DESCRIPTION)[lang]
 
 
@@ -296,6 +622,34 @@ def conllu_texts(path: Path, doc_prefixes: Sequence[str] = ()) -> List[Tuple[str
     return out
 
 
+def _texts(
+    lang: str,
+    data_dir: Path,
+    tokens: Optional[int],
+    texts_from: str,
+    conllu: Optional[Sequence[Path]],
+    doc_prefixes: Sequence[str],
+    mirror: Optional[Path],
+) -> Tuple[List[Tuple[str, str]], List[dict]]:
+    """RETURNS: a language's (source doc, text) list of ``texts_from``, and the files
+    read where the key names them (``--texts speeches``, ``speeches-2``)."""
+    if texts_from == "conllu":
+        if conllu is None:
+            raise ValueError("--texts conllu needs --conllu FILE")
+        return [t for one in conllu for t in conllu_texts(one, doc_prefixes)], []
+    if texts_from in SPEECH_MODES:
+        return speech_texts(lang, mirror, texts_from)
+    if texts_from == "fresh":
+        return fresh_texts(lang, data_dir, tokens), []
+    if texts_from == "third":
+        if lang not in THIRD_DESCRIPTION:
+            raise ValueError(f"--texts third reads Latin and English only, not {lang!r}")
+        if lang == "la":
+            return fresh_texts(lang, data_dir, tokens, THIRD_LATIN), []
+        return fresh_texts(lang, data_dir)[THIRD_ENGLISH_FROM_DOC:], []
+    return held_out_texts(lang, data_dir), []
+
+
 def collect(
     langs: Sequence[str],
     data_dir: Path,
@@ -304,33 +658,29 @@ def collect(
     skip_docs: int = 0,
     conllu: Optional[Sequence[Path]] = None,
     doc_prefixes: Sequence[str] = (),
+    figures: Sequence[str] = (),
+    mirror: Optional[Path] = None,
 ) -> Tuple[Dict[str, List[dict]], Dict[str, dict]]:
     """Every report on each language's held-out text, or with ``texts_from="fresh"``
-    its fresh text (``fresh_texts``): the first whole docs up to ``tokens`` tokens that
-    are not whitespace (None: all).
+    its fresh text (``fresh_texts``), with ``"speeches"`` or ``"speeches-2"`` its speeches
+    (``speech_texts``):
+    the first whole docs up to ``tokens`` tokens that are not whitespace (None: all).
+    Every language's text is read before any pipeline runs (a missing one fails first).
 
+    figures (Sequence[str]): keep the reports of these figures only (empty: all).
+    mirror (Optional[Path]): with ``SPEECH_MODES``, the folder of the git mirrors.
     RETURNS: language -> reports in text order, and language -> what was read.
     """
     from spacy_rhetoric.figures.calibrate import count_tokens
 
+    texts_of = {
+        lang: _texts(lang, data_dir, tokens, texts_from, conllu, doc_prefixes, mirror)
+        for lang in langs
+    }
     reports: Dict[str, List[dict]] = {}
     read: Dict[str, dict] = {}
     for lang in langs:
-        if texts_from == "conllu":
-            if conllu is None:
-                raise ValueError("--texts conllu needs --conllu FILE")
-            texts = [t for one in conllu for t in conllu_texts(one, doc_prefixes)]
-        elif texts_from == "fresh":
-            texts = fresh_texts(lang, data_dir, tokens)
-        elif texts_from == "third":
-            if lang not in THIRD_DESCRIPTION:
-                raise ValueError(f"--texts third reads Latin and English only, not {lang!r}")
-            if lang == "la":
-                texts = fresh_texts(lang, data_dir, tokens, THIRD_LATIN)
-            else:
-                texts = fresh_texts(lang, data_dir)[THIRD_ENGLISH_FROM_DOC:]
-        else:
-            texts = held_out_texts(lang, data_dir)
+        texts, files = texts_of[lang]
         texts = texts[skip_docs:]  # docs an earlier sample of this source read
         nlp = base_pipeline(lang)
         mine: List[dict] = []
@@ -339,6 +689,8 @@ def collect(
             n_docs += 1
             n_tokens += count_tokens([doc])
             for span in doc.spans["figures"]:
+                if figures and span.label_ not in figures:
+                    continue
                 mine.append(
                     {
                         "lang": lang,
@@ -367,6 +719,11 @@ def collect(
             "pipeline": f"{nlp.meta.get('lang')}_{nlp.meta.get('name')} {nlp.meta.get('version')}",
             "scorer": scorer,
         }
+        if files:  # the files of the docs read
+            done = {source for source, _ in texts[:n_docs]}
+            read[lang]["files"] = [
+                f for f in files if any(d.startswith(f"{f['source']} doc ") for d in done)
+            ]
     return reports, read
 
 
@@ -411,7 +768,8 @@ def sheet_markdown(items: Sequence[dict]) -> str:
         "# Figures in running text: judging sheet",
         "",
         "Label each item in labels.json: right, partly or wrong (README.md says how).",
-        "The instance is in [[ ]], its repeated, linking or alliterating words in **bold**.",
+        "The instance is in [[ ]], its repeated, linking, alliterating or opposed words in "
+        "**bold**.",
         "",
     ]
     for item in items:
@@ -473,6 +831,52 @@ def conllu_source(langs: Iterable[str]) -> str:
     )
 
 
+def speeches_source(langs: Iterable[str]) -> str:
+    return _later_source(
+        "Speeches and argued prose that no step of the package reads (`--texts "
+        "speeches`): not the rhetoric corpus, the figures calibration or held-out text, "
+        "an earlier judged sample, a gold set, the chiasmus candidates or the intertext "
+        "pools; read from git mirrors of their public repositories at the commits named "
+        "under Sources: ",
+        SPEECH_DESCRIPTION,
+        langs,
+    )
+
+
+def speeches_2_source(langs: Iterable[str]) -> str:
+    return _later_source(
+        "A second sample of speeches that no step of the package reads (`--texts "
+        "speeches-2`): the errors of the sample drawn from `--texts speeches` changed the "
+        "rules, so this one reads other speeches, read by neither that sample, the rhetoric "
+        "corpus, the figures calibration or held-out text, another judged sample, a gold "
+        "set, the chiasmus candidates nor the intertext pools; read from git mirrors of "
+        "their public repositories at the commits named under Sources: ",
+        SPEECH_2_DESCRIPTION,
+        langs,
+    )
+
+
+def _sources_table(read: Dict[str, dict]) -> List[str]:
+    """README.md's table of the files a sample read (``--texts speeches``,
+    ``speeches-2``), else []."""
+    rows = [
+        f"| {lang} | {f['repository']} | `{f['commit']}` | `{f['path']}` | `{f['blob']}` "
+        f"| {f['licence']} |"
+        for lang, r in read.items()
+        for f in r.get("files", [])
+    ]
+    if not rows:
+        return []
+    return [
+        "## Sources",
+        "",
+        "| language | repository | commit | path | blob | licence |",
+        "|---|---|---|---|---|---|",
+        *rows,
+        "",
+    ]
+
+
 def readme(
     read: Dict[str, dict],
     per_lang: int,
@@ -480,25 +884,42 @@ def readme(
     tokens: Optional[int],
     n: int,
     texts_from: str = "held-out",
+    figures: Sequence[str] = (),
 ) -> str:
     rows = [
         f"| {lang} | {r['first_source']} .. {r['last_source']} | {r['docs']} | {r['tokens']} "
         f"| {r['reports']} | {min(per_lang, r['reports'])} |"
         for lang, r in read.items()
     ]
+    target = sample_target(figures)
+    names = ", ".join(figures)
+    sources = {
+        "fresh": fresh_source,
+        "third": third_source,
+        "conllu": conllu_source,
+        "speeches": speeches_source,
+        "speeches-2": speeches_2_source,
+    }
+    criteria = [f"- {FIGURE_CRITERIA[f]}." for f in figures if f in FIGURE_CRITERIA]
     return "\n".join(
         [
-            f"# A blind judged sample of figure_finder's running-text reports ({DATE})",
+            f"# A blind judged sample of figure_finder's "
+            f"{names + ' reports' if figures else 'running-text reports'} ({DATE})",
             "",
-            "Whether the figures `figure_finder` reports on running text are figures a "
-            "rhetorician would mark (the guard of the corpus-calibrated scorer: right or "
-            f"partly for >= {TARGET_SHARE:.0%} of the judged reports of each language, with "
-            f">= {TARGET_REPORTS} reports judged per language). "
-            + {"fresh": fresh_source, "third": third_source, "conllu": conllu_source}.get(
-                texts_from, lambda _: HELD_OUT_SOURCE
-            )(read),
+            (
+                f"Whether the {names} reports of `figure_finder` on running text are "
+                if figures
+                else "Whether the figures `figure_finder` reports on running text are "
+            )
+            + "figures a rhetorician would mark ("
+            + (f"the target of {names}" if figures else "the guard of the corpus-calibrated scorer")
+            + f": right or partly for >= {target['right_or_partly']:.0%} of the judged reports "
+            f"of each language, with >= {target['reports']} reports judged per language). "
+            + sources.get(texts_from, lambda _: HELD_OUT_SOURCE)(read),
             "",
-            f'Every report (`doc.spans["figures"]`) of the first whole docs up to '
+            f'Every {names + " " if figures else ""}report (`doc.spans["figures"]`'
+            + (", the other figures' reports left out" if figures else "")
+            + f") of the first whole docs up to "
             f"{tokens if tokens is not None else 'all'} tokens per language was kept; at most "
             f"{per_lang} per language were drawn (all where fewer) and shuffled together "
             f"(seed {seed}): {n} items.",
@@ -507,10 +928,12 @@ def readme(
             "|---|---|---|---|---|---|",
             *rows,
             "",
+            *_sources_table(read),
             "Files: `sheet.md` (the items: id, language, figure and its definition, the "
             "sentence(s) with the instance in [[ ]] and its support words in **bold**; no "
-            "score, no model); `key.json` (id -> language, label, text, score, source doc; "
-            "not read while judging); `labels.json` (id -> label, filled by the judge).",
+            "score, no model); `key.json` (id -> language, label, text, score, source doc, the "
+            "doc's text; the target; not read while judging); `labels.json` (id -> label, "
+            "filled by the judge).",
             "",
             "## How to judge",
             "",
@@ -521,9 +944,12 @@ def readme(
             "reported as symploce, a series cut short or run on);",
             "- `wrong`: accidental repetition (function words, names, a term the subject "
             "forces), or no figure at all.",
+            *(["", "As `docs/annotation.md` has it:", "", *criteria] if criteria else []),
             "",
             "Then `python benchmarks/figures_judge.py score --dir <this folder> --output "
-            "benchmarks/results/figures_judged.json` counts per language and figure.",
+            f"benchmarks/results/figures_judged{''.join('_' + f for f in figures)}"
+            f"{'_2' if texts_from == 'speeches-2' else ''}.json` counts per language and "
+            "figure.",
             "",
             "One judge, no second annotator: the labels are a reading, not a gold standard.",
             "",
@@ -541,8 +967,13 @@ def write_sheet(
     tokens: Optional[int],
     texts_from: str = "held-out",
     doc_prefixes: Sequence[str] = (),
+    figures: Sequence[str] = (),
 ) -> None:
-    """RAISES ValueError: ``out`` already holds labels (write the sheet elsewhere)."""
+    """Write sheet.md, key.json (with the sample's figures and target), labels.json and
+    README.md into ``out``.
+
+    RAISES ValueError: ``out`` already holds labels (write the sheet elsewhere).
+    """
     labels_path = out / "labels.json"
     if labels_path.exists():
         try:
@@ -560,6 +991,8 @@ def write_sheet(
         "tokens": tokens,
         "texts": texts_from,
         "doc_prefixes": list(doc_prefixes),
+        "figures": list(figures),
+        "target": sample_target(figures),
         "text_source": {lang: text_source(lang, texts_from) for lang in read},
         "languages": read,
         "items": key,
@@ -567,7 +1000,7 @@ def write_sheet(
     (out / "key.json").write_text(json.dumps(whole, indent=1, ensure_ascii=False), encoding="utf8")
     labels_path.write_text(json.dumps({i: "" for i in key}, indent=1), encoding="utf8")
     (out / "README.md").write_text(
-        readme(read, per_lang, seed, tokens, len(sheet), texts_from), encoding="utf8"
+        readme(read, per_lang, seed, tokens, len(sheet), texts_from, figures), encoding="utf8"
     )
 
 
@@ -605,13 +1038,20 @@ def _counts(items: Iterable[Tuple[dict, str]]) -> Dict[str, Any]:
 
 def score(key: Dict[str, Any], labels: Dict[str, str]) -> Dict[str, Any]:
     """RETURNS: per language and pooled: reports judged, right, partly, wrong, the
-    right-or-partly share, whether the target is met, and the counts per figure."""
+    right-or-partly share, whether the target is met (the key's target, else the
+    default), and the counts per figure."""
     joined = [(item, labels[i]) for i, item in key["items"].items()]
+    target = {
+        "right_or_partly": TARGET_SHARE,
+        "reports": TARGET_REPORTS,
+        **(key.get("target") or {}),
+    }
 
     def table(rows: List[Tuple[dict, str]]) -> Dict[str, Any]:
         row = _counts(rows)
         row["meets_target"] = bool(
-            row["reports"] >= TARGET_REPORTS and row["right_or_partly"] >= TARGET_SHARE
+            row["reports"] >= target["reports"]
+            and row["right_or_partly"] >= target["right_or_partly"]
         )
         figures = sorted({item["label"] for item, _ in rows})
         row["figures"] = {f: _counts(r for r in rows if r[0]["label"] == f) for f in figures}
@@ -621,7 +1061,8 @@ def score(key: Dict[str, Any], labels: Dict[str, str]) -> Dict[str, Any]:
         {item["lang"] for item, _ in joined}, key=lambda lang: (LANGS + (lang,)).index(lang)
     )
     return {
-        "target": {"right_or_partly": TARGET_SHARE, "reports": TARGET_REPORTS},
+        "target": target,
+        "figures": key.get("figures") or [],
         "languages": {
             lang: {
                 "reported": key.get("languages", {}).get(lang, {}).get("reports"),
@@ -638,10 +1079,14 @@ def sample_texts(
     lang: str,
     data_dir: Path,
     conllu: Optional[Sequence[Path]] = None,
+    mirror: Optional[Path] = None,
 ) -> List[Tuple[str, str]]:
     """The (source doc, text) list a sheet's key was drawn from, rebuilt from its
-    ``texts`` mode (held-out, fresh, third, conllu) as ``collect`` read it."""
+    ``texts`` mode (held-out, fresh, third, conllu, speeches, speeches-2) as ``collect``
+    read it."""
     mode = key.get("texts", "held-out")
+    if mode in SPEECH_MODES:
+        return speech_texts(lang, mirror, mode)[0]
     if mode == "conllu":
         if not conllu:
             raise ValueError("this sheet read a CoNLL-U file: name it with --conllu")
@@ -657,7 +1102,10 @@ def sample_texts(
 
 
 def add_doc_texts(
-    folder: Path, data_dir: Path, conllu: Optional[Sequence[Path]] = None
+    folder: Path,
+    data_dir: Path,
+    conllu: Optional[Sequence[Path]] = None,
+    mirror: Optional[Path] = None,
 ) -> Dict[str, int]:
     """Write each key item's doc text (``doc_text``) into an older sheet's key.json, so
     that the judged reports can be read again without the text they came from; each
@@ -671,7 +1119,7 @@ def add_doc_texts(
     items = key["items"]
     done: Dict[str, int] = {}
     for lang in sorted({item["lang"] for item in items.values()}):
-        texts = dict(sample_texts(key, lang, data_dir, conllu))
+        texts = dict(sample_texts(key, lang, data_dir, conllu, mirror))
         mine = [item for item in items.values() if item["lang"] == lang]
         nlp = base_pipeline(lang)
         for item in mine:
@@ -711,7 +1159,25 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         default="held-out",
         help="held-out: the figures evaluation's held-out text; fresh: text no earlier "
         "step read (EWT train, German-LIT test, other Cicero, PSE-I test essays); third: "
-        "Latin and English, text neither earlier sample read",
+        "Latin and English, text neither earlier sample read; speeches: Latin, English and "
+        "German speeches and argued prose no step reads (inaugural addresses 1869-1909, "
+        "Livy 2-3, Minna von Barnhelm and Egmont), from --mirror; speeches-2: Latin and "
+        "English, other speeches for a second sample (inaugural addresses 1913-1937 but "
+        "1933, Livy 4-5), from --mirror",
+    )
+    make.add_argument(
+        "--mirror",
+        type=Path,
+        default=None,
+        help="with --texts speeches or speeches-2: the folder of git mirrors, one "
+        "<owner>+<name>/repo per repository (nltk+nltk_data, cltk+latin_text_latin_library, "
+        "dracor-org+gerdracor)",
+    )
+    make.add_argument(
+        "--figures",
+        default="",
+        help="comma-separated figures whose reports are sampled, e.g. antithesis "
+        "(default: every figure)",
     )
     make.add_argument(
         "--conllu",
@@ -744,6 +1210,12 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     docs.add_argument(
         "--conllu", type=Path, action="append", default=None, help="a --texts conllu sheet's file"
     )
+    docs.add_argument(
+        "--mirror",
+        type=Path,
+        default=None,
+        help="a --texts speeches or speeches-2 sheet's mirror folder",
+    )
     judge = commands.add_parser("score", help="join the labels to the key")
     judge.add_argument("--dir", type=Path, required=True)
     judge.add_argument("--output", type=Path, required=True)
@@ -757,6 +1229,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             langs = parse_langs(args.lang)
             if args.skip_docs < 0:
                 raise ValueError(f"--skip-docs must be >= 0, got {args.skip_docs}")
+            if args.mirror is not None and args.texts not in SPEECH_MODES:
+                raise ValueError("--mirror is read with --texts speeches or speeches-2 only")
+            figures = parse_figures(args.figures)
             reports, read = collect(
                 langs,
                 args.data,
@@ -765,6 +1240,8 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                 args.skip_docs,
                 args.conllu,
                 [p for p in args.doc_prefix.split(",") if p],
+                figures,
+                args.mirror,
             )
             sheet, key = sample(reports, args.per_lang, args.seed)
             write_sheet(
@@ -777,19 +1254,27 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
                 args.tokens,
                 args.texts,
                 [p for p in args.doc_prefix.split(",") if p],
+                figures,
             )
         except (ValueError, OSError) as err:
             sys.exit(f"figures_judge: {err}")
+        need = sample_target(figures)["reports"]
         for lang, row in read.items():
             print(
-                f"{lang}: {row['docs']} docs, {row['tokens']} tokens, {row['reports']} reports, "
+                f"{lang}: {row['docs']} docs, {row['tokens']} tokens, {row['reports']} "
+                f"{'/'.join(figures) + ' ' if figures else ''}reports, "
                 f"{min(args.per_lang, row['reports'])} on the sheet"
+                + (
+                    f" (the target asks {need} judged: read more text with --tokens)"
+                    if min(args.per_lang, row["reports"]) < need
+                    else ""
+                )
             )
         print(f"{len(sheet)} items -> {args.out / 'sheet.md'}; key -> {args.out / 'key.json'}")
         return
     if args.command == "docs":
         try:
-            done = add_doc_texts(args.dir, args.data, args.conllu)
+            done = add_doc_texts(args.dir, args.data, args.conllu, args.mirror)
         except (ValueError, OSError, KeyError) as err:
             sys.exit(f"figures_judge: {err}")
         print(f"{args.dir}: doc texts added ({', '.join(f'{k} {v}' for k, v in done.items())})")

@@ -32,10 +32,16 @@ ALLOWED = re.compile(
 # machine-written results and datasets (their keys and texts are data), and binaries
 SKIPPED_SUFFIXES = (".json", ".jsonl", ".whl", ".spacy", ".gz", ".tgz", ".zip", ".msgpack")
 # folders of texts by others (corpora excerpts, public-domain samples: Latin and English
-# prose and verse may use WORDS in their own sense); their READMEs and
+# prose and verse may use WORDS in their own sense, as do Open English WordNet's
+# antonym pairs in en.tsv); their READMEs and
 # SOURCES.md are ours and are checked, the judging sheets (sheet.md: the judged reports
 # with their sentences, quoted from web, news and literary text) are not
-THIRD_PARTY_TEXTS = ("tests/fixtures/", "benchmarks/data/", "spacy_rhetoric/data/samples/")
+THIRD_PARTY_TEXTS = (
+    "tests/fixtures/",
+    "benchmarks/data/",
+    "spacy_rhetoric/data/samples/",
+    "spacy_rhetoric/data/figures/antonyms/en.tsv",
+)
 QUOTING_SHEETS = "/sheet.md"
 
 

@@ -4,7 +4,7 @@ rendering), and the analysis as JSON. The kinds of finding are ``kinds.FINDING_K
 Nothing here writes HTML (see ``report``)."""
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from spacy.tokens import Doc
 
@@ -12,6 +12,11 @@ from .kinds import FINDING_KINDS
 
 DEFAULT_MAX_DISPLACEMENT = 10  # the report's histogram: [-10, 10], longer edges clipped
 MAX_RENDERED_TOKENS = 20000  # per document: the rendering stops after this many tokens
+# two findings are on one passage when they share at least this share of the tokens of
+# the smaller one (a figure inside a parallelism, two figures on the same words)
+PASSAGE_OVERLAP = 0.5
+
+TokenRange = Tuple[int, int, int]  # (chunk, start token, end token)
 
 
 @dataclass
@@ -96,9 +101,11 @@ class Document:
         """
         if self.summary is not None:
             return self
+        findings, ranges = located_findings(self)
         self.summary = {
             "stats": document_stats(self),
-            "findings": document_findings(self),
+            "findings": findings,
+            "passages": passages_of(self, findings, ranges),
             "reviews": document_reviews(self),
             "histogram": _histogram_counts(self.docs),
             "ran": document_ran(self),
@@ -139,9 +146,18 @@ def document_findings(document: Document) -> List[Dict[str, Any]]:
     through the document (P1, P2, ..., C1, ...)."""
     if document.summary is not None:
         return document.summary["findings"]
+    return located_findings(document)[0]
+
+
+def located_findings(document: Document) -> Tuple[List[Dict[str, Any]], List[TokenRange]]:
+    """The findings of a document that still holds its docs (see ``document_findings``)
+    and where each lies: its chunk and the tokens from the start of its first mark to
+    the end of its last (a parallelism: first branch to last)."""
     findings: List[Dict[str, Any]] = []
+    ranges: List[TokenRange] = []
     numbers = {kind.name: 0 for kind in FINDING_KINDS}
-    for doc, base in zip(document.docs, document.offsets or [0] * len(document.docs)):
+    offsets = document.offsets or [0] * len(document.docs)
+    for chunk, (doc, base) in enumerate(zip(document.docs, offsets)):
         for kind in FINDING_KINDS:
             if not kind.ran(doc):
                 continue
@@ -149,7 +165,89 @@ def document_findings(document: Document) -> List[Dict[str, Any]]:
                 numbers[kind.name] += 1
                 ident = f"{kind.prefix}{numbers[kind.name]}"
                 findings.append(kind.finding(item, document.name, ident, base))
-    return findings
+                marks = kind.marks(item, ident)
+                start = min((mark["start_token"] for mark in marks), default=0)
+                end = max((mark["end_token"] for mark in marks), default=0)
+                ranges.append((chunk, start, end))
+    return findings, ranges
+
+
+def group_passages(ranges: Sequence[TokenRange], overlap: float = PASSAGE_OVERLAP) -> List[int]:
+    """Group findings into passages. Longest first, each finding joins the passage whose
+    anchor (its longest finding) shares the most tokens with it, if they share at least
+    ``overlap`` of the smaller one's tokens, or else is the anchor of a new passage. A
+    finding inside another always joins it; two neighbouring passages stay two where a
+    finding straddles them (anchors, not chains).
+
+    ranges (Sequence[TokenRange]): each finding's (chunk, start token, end token).
+    overlap (float): the share of the smaller finding's tokens two findings must share.
+    RETURNS (List[int]): each finding's passage, numbered from 1 in text order (by the
+        passages' chunk, first token, then last token).
+    """
+    order = sorted(range(len(ranges)), key=lambda i: (ranges[i][1] - ranges[i][2], ranges[i]))
+    anchors: Dict[int, List[int]] = {}  # per chunk, the anchors' indices
+    joined = list(range(len(ranges)))  # each finding's anchor
+    for i in order:
+        chunk, start, end = ranges[i]
+        best, most = i, 0
+        for a in anchors.get(chunk, []):
+            _, a_start, a_end = ranges[a]
+            shared = min(end, a_end) - max(start, a_start)
+            if shared > most and shared >= overlap * min(end - start, a_end - a_start):
+                best, most = a, shared
+        if best == i:
+            anchors.setdefault(chunk, []).append(i)
+        joined[i] = best
+    extent: Dict[int, TokenRange] = {}
+    for i, a in enumerate(joined):
+        chunk, start, end = ranges[i]
+        _, first, last = extent.get(a, ranges[i])
+        extent[a] = (chunk, min(start, first), max(end, last))
+    numbers = {a: n for n, a in enumerate(sorted(extent, key=extent.__getitem__), start=1)}
+    return [numbers[a] for a in joined]
+
+
+def passages_of(
+    document: Document, findings: Sequence[Dict[str, Any]], ranges: Sequence[TokenRange]
+) -> List[Dict[str, Any]]:
+    """The passages of a document that still holds its docs (see ``group_passages``):
+    per passage its number, the characters from its first token to its last (in the
+    input), their text, and the ids, kinds and labels of its findings, in the findings'
+    order."""
+    numbers = group_passages(ranges)
+    offsets = document.offsets or [0] * len(document.docs)
+    members: Dict[int, List[int]] = {}
+    for i, number in enumerate(numbers):
+        members.setdefault(number, []).append(i)
+    passages = []
+    for number in sorted(members):
+        chunk = ranges[members[number][0]][0]
+        start = min(ranges[i][1] for i in members[number])
+        end = max(ranges[i][2] for i in members[number])
+        span = document.docs[chunk][start:end]
+        passages.append(
+            {
+                "passage": number,
+                "start_char": offsets[chunk] + span.start_char,
+                "end_char": offsets[chunk] + span.end_char,
+                "text": span.text,
+                "ids": [findings[i]["id"] for i in members[number]],
+                "kinds": [findings[i]["kind"] for i in members[number]],
+                "labels": [findings[i]["label"] for i in members[number]],
+            }
+        )
+    return passages
+
+
+def document_passages(document: Document) -> List[Dict[str, Any]]:
+    """The passages of one document: its findings grouped where they share at least
+    ``PASSAGE_OVERLAP`` of the smaller one's tokens (see ``group_passages``), as plain
+    data: "passage" (its number, from 1 in text order), "start_char", "end_char", "text",
+    and the "ids", "kinds" and "labels" of its findings (``document_findings``)."""
+    if document.summary is not None:
+        return document.summary["passages"]
+    findings, ranges = located_findings(document)
+    return passages_of(document, findings, ranges)
 
 
 def document_reviews(document: Document) -> Dict[str, List[Dict[str, Any]]]:
@@ -181,8 +279,9 @@ def document_review(document: Document) -> List[Dict[str, Any]]:
 
 
 def document_data(document: Document) -> Dict[str, Any]:
-    """A document in the JSON: its statistics and, for each kind with a
-    ``document_key`` (the figures), its findings and review list under the document."""
+    """A document in the JSON: its statistics, for each kind with a ``document_key``
+    (the figures) its findings and review list under the document, and its passages
+    (``document_passages``: which findings lie on the same words)."""
     data = dict(document_stats(document))
     findings = document_findings(document)
     reviews = document_reviews(document)
@@ -191,6 +290,7 @@ def document_data(document: Document) -> Dict[str, Any]:
             data[kind.document_key] = [f for f in findings if f["kind"] == kind.name]
         if kind.review_key:
             data[kind.review_key] = reviews.get(kind.name, [])
+    data["passages"] = document_passages(document)
     return data
 
 

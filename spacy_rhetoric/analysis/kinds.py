@@ -4,7 +4,7 @@ per-document statistics, the marks in the report's text, its legend and its filt
 all made from ``FINDING_KINDS``: a new kind is one more entry."""
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from spacy.tokens import Doc, Span
 
@@ -27,21 +27,38 @@ CHIASMUS_CONTEXT = 6  # tokens of context on either side of a chiasmus's detail 
 FIGURES_KEY = "figures"
 FIGURE_CANDIDATES_KEY = "figure_candidates"
 FIGURE_SHOWN = 24  # a figure's detail line shows this many tokens at either end of it
-# the figures' classical (Latin) and Chinese names, in the handbooks' order; the labels
-# are figure_finder's, except antimetabole (chiasmus_finder's)
-FIGURE_NAMES: Dict[str, Tuple[str, str]] = {
-    "anaphora": ("repetitio", ""),
-    "epiphora": ("conversio", ""),
-    "symploce": ("complexio", ""),
-    "anadiplosis": ("reduplicatio", "顶真"),
-    "gradatio": ("gradatio, climax", "顶真"),
-    "epizeuxis": ("geminatio", "连续反复"),
-    "ploce": ("ploce", "间隔反复"),
-    "polyptoton": ("traductio", ""),
-    "polysyndeton": ("polysyndeton", ""),
-    "asyndeton": ("dissolutio", ""),
-    "alliteration": ("alliteratio", ""),
-    "antimetabole": ("commutatio", "回环"),
+
+
+class FigureNames(NamedTuple):
+    """A figure's names: in English (how the report writes its label), in the Latin
+    handbooks, in German and in Chinese ("": none in that tradition)."""
+
+    english: str
+    latin: str
+    german: str
+    chinese: str
+
+
+# the figures' names, in the handbooks' order; the labels are figure_finder's, except
+# antimetabole and chiasmus (chiasmus_finder's)
+FIGURE_NAMES: Dict[str, FigureNames] = {
+    "anaphora": FigureNames("anaphora", "repetitio", "Anapher", ""),
+    "epiphora": FigureNames("epiphora", "conversio", "Epipher", ""),
+    "symploce": FigureNames("symploce", "complexio", "Symploke", ""),
+    "anadiplosis": FigureNames("anadiplosis", "reduplicatio", "Anadiplose", "顶真"),
+    "gradatio": FigureNames("gradatio", "gradatio, climax", "Klimax", "顶真"),
+    "epizeuxis": FigureNames("epizeuxis", "geminatio", "Epizeuxis (Geminatio)", "连续反复"),
+    "ploce": FigureNames("ploce", "ploce", "Ploke", "间隔反复"),
+    "polyptoton": FigureNames("polyptoton", "traductio", "Polyptoton", ""),
+    "polysyndeton": FigureNames("polysyndeton", "polysyndeton", "Polysyndeton", ""),
+    "asyndeton": FigureNames("asyndeton", "dissolutio", "Asyndeton", ""),
+    "alliteration": FigureNames("alliteration", "alliteratio", "Alliteration", ""),
+    "antimetabole": FigureNames("antimetabole", "commutatio", "Antimetabole", "回环"),
+    "chiasmus": FigureNames("chiasmus", "chiasmus", "Chiasmus", ""),
+    "antithesis": FigureNames("antithesis", "antithesis", "Antithese", "对比"),
+    "rhetorical_question": FigureNames(
+        "rhetorical question", "interrogatio", "rhetorische Frage", "反问"
+    ),
 }
 
 Item = Dict[str, Any]
@@ -330,14 +347,23 @@ def _intertext_details(item: Any, ident: str) -> List[Item]:
 # --- figures: one span per instance, first member to last; support words in the details ---
 
 
+def figure_names(label: str) -> FigureNames:
+    """RETURNS (FigureNames): a figure's names (a label without an entry: its English
+    name is the label with spaces for underscores, the others "")."""
+    return FIGURE_NAMES.get(label, FigureNames(label.replace("_", " "), "", "", ""))
+
+
 def figure_name(label: str, lang: str = "") -> str:
-    """The classical name of a figure and, for Chinese, its Chinese name: "repetitio",
-    "gradatio, climax; 顶真" ("" for a label without one)."""
-    latin, chinese = FIGURE_NAMES.get(label, ("", ""))
-    names = [latin] if latin and latin != label else []
-    if chinese and lang == "zh":
-        names.append(chinese)
-    return "; ".join(names)
+    """The classical name of a figure and, for German and Chinese, its name in that
+    language: "repetitio", "repetitio; Anapher", "gradatio, climax; 顶真" ("" for a label
+    without one)."""
+    names = figure_names(label)
+    english = names.english.casefold()
+    shown = [names.latin] if names.latin and names.latin.casefold() != english else []
+    own = {"de": names.german, "zh": names.chinese}.get(lang, "")
+    if own and own.casefold() != english:
+        shown.append(own)
+    return "; ".join(shown)
 
 
 def figure_item(kind: str, name: str, ident: str, span: Span, base: int) -> Item:
@@ -355,7 +381,7 @@ def _figure_title(span: Span, ident: str) -> str:
     name = figure_name(span.label_, span.doc.lang_)
     score = span._.figure_score
     return (
-        f"{ident} {span.label_}"
+        f"{ident} {figure_names(span.label_).english}"
         + (f" ({name})" if name else "")
         + (f" {score:.2f}" if score is not None else "")
     )
@@ -367,7 +393,7 @@ def _figure_marks(span: Span, ident: str) -> List[Item]:
         {
             "start_token": span.start,
             "end_token": span.end,
-            "label": f"{ident} {span.label_}",
+            "label": f"{ident} {figure_names(span.label_).english}",
             "title": _figure_title(span, ident),
         }
     ]
@@ -393,7 +419,7 @@ def _figure_details(span: Span, ident: str, shown: int = FIGURE_SHOWN) -> List[I
     ]
     return [
         {
-            "label": f"{ident} {span.label_}",
+            "label": f"{ident} {figure_names(span.label_).english}",
             "name": figure_name(span.label_, doc.lang_),
             "score": span._.figure_score,
             "parts": parts,

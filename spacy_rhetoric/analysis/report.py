@@ -22,12 +22,13 @@ from .findings import (
     Note,
     displacement_histogram,
     document_findings,
+    document_passages,
     document_ran,
     document_reviews,
     document_stats,
     document_views,
 )
-from .kinds import FIGURE_NAMES, FINDING_KINDS
+from .kinds import FIGURE_NAMES, FINDING_KINDS, figure_name, figure_names
 
 # how the per-document statistics call a column (default: its key)
 STAT_HEADERS = {"med": "MED", "figure_count": "figures"}
@@ -49,6 +50,8 @@ SOURCE_NAMES = {
     "cache": "built (model cache)",
     "installed": "installed package",
 }
+# the figures whose support is one repeated word or phrase: a passage row names it
+REPEATED_WORD = ("anaphora", "epiphora", "symploce", "anadiplosis", "epizeuxis", "ploce")
 # the marks under a token (in em of the text): the first row's top, the step per row
 MARK_TOP, MARK_STEP = 1.5, 0.95
 
@@ -71,13 +74,67 @@ def mark_rows(spans: Sequence[Dict[str, Any]]) -> List[int]:
     return rows
 
 
+def merge_marks(chunk: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The marks of one chunk, one per set of words: the spans on exactly the same
+    tokens (an epiphora and a ploce on the same words, a branch that is also a figure)
+    are one mark that names them all, in order of start (the longer first).
+
+    chunk (Dict[str, Any]): "spans" and "kinds" (see ``text_markup``).
+    RETURNS (List[Dict[str, Any]]): {"start_token", "end_token", "members"}, members
+        {"label", "title", "kind"} in the order of the chunk's spans.
+    """
+    marks: Dict[Tuple[int, int], Dict[str, Any]] = {}
+    for span in chunk["spans"]:
+        key = (span["start_token"], span["end_token"])
+        mark = marks.setdefault(key, {"start_token": key[0], "end_token": key[1], "members": []})
+        member = {
+            "label": span["label"],
+            "title": span.get("title", span["label"]),
+            "kind": chunk["kinds"][span["label"]],
+        }
+        if member not in mark["members"]:  # a label is a finding's: once per mark
+            mark["members"].append(member)
+    return sorted(marks.values(), key=lambda m: (m["start_token"], -m["end_token"]))
+
+
+def _mark_html(mark: Dict[str, Any], row: int, start: bool, on: bool) -> str:
+    """The bar of one mark under one token, with its label where it starts: the bar and
+    the label in the colour of its kind (CSS class ``k-<kind>``); a mark of several
+    kinds has a slice of the bar and a part of the label per kind, each hidden with its
+    kind's filter."""
+    members = mark["members"]
+    kinds = list(dict.fromkeys(member["kind"] for member in members))
+    style = f"top:{MARK_TOP + MARK_STEP * row:.2f}em"
+    flags = (" start" if start else "") + (" on" if on else "")
+    if len(kinds) == 1:
+        kind = html.escape(kinds[0])
+        label = ""
+        if start:
+            title = html.escape(" · ".join(member["title"] for member in members))
+            text = html.escape(" · ".join(member["label"] for member in members))
+            label = f"<span class='mark-label k-{kind}' title='{title}'>{text}</span>"
+        return f"<span class='mark k-{kind}{flags}' style='{style}'>{label}</span>"
+    slices = "".join(f"<span class='slice k-{html.escape(kind)}'></span>" for kind in kinds)
+    label = ""
+    if start:
+        parts = "".join(
+            f"<span class='k-{html.escape(member['kind'])}' title='{html.escape(member['title'])}'>"
+            f"{html.escape(member['label'])}</span>"
+            for member in members
+        )
+        label = f"<span class='mark-label mixed'>{parts}</span>"
+    return f"<span class='mark mixed{flags}' style='{style}'>{slices}{label}</span>"
+
+
 def text_markup(chunk: Dict[str, Any]) -> Markup:
     """One chunk's text with its findings marked, in the manner of displaCy's span
     visualizer (a coloured bar under the tokens of each span, stacked where spans
     overlap, the label at its start), but with the text's own whitespace (no space
-    before punctuation or between Chinese words; line breaks kept) and each mark in the
-    CSS class ``k-<kind>`` of its kind, which the report's legend colours and its
-    filters hide. The report's stylesheet lays it out.
+    before punctuation or between Chinese words; line breaks kept), one mark for the
+    findings on exactly the same words (``merge_marks``: one label naming them all, not
+    a tower of labels) and each mark in the CSS class ``k-<kind>`` of its kind, which
+    the report's legend colours and its filters hide. The report's stylesheet lays it
+    out.
 
     chunk (Dict[str, Any]): "tokens", "spaces" (each token's trailing whitespace),
         "spans" ({"start_token", "end_token", "label"}, optionally "title": the label's
@@ -86,34 +143,19 @@ def text_markup(chunk: Dict[str, Any]) -> Markup:
     RETURNS (Markup): the HTML, safe to insert.
     """
     tokens, spaces = chunk["tokens"], chunk["spaces"]
-    spans = sorted(
-        chunk["spans"], key=lambda s: (s["start_token"], s["start_token"] - s["end_token"])
-    )
+    marks = merge_marks(chunk)
     covering: List[List[Tuple[Dict[str, Any], int]]] = [[] for _ in tokens]
-    for span, row in zip(spans, mark_rows(spans)):
-        for i in range(span["start_token"], span["end_token"]):
-            covering[i].append((span, row))
+    for mark, row in zip(marks, mark_rows(marks)):
+        for i in range(mark["start_token"], mark["end_token"]):
+            covering[i].append((mark, row))
 
-    def marks(i: int, joined: bool) -> str:
-        """The bars under token ``i`` and the label of each span that starts there; the
-        bars of the spans that go on reach under the whitespace after it (``joined``)."""
-        out = []
-        for span, row in covering[i]:
-            kind = html.escape(chunk["kinds"][span["label"]])
-            classes = f"mark k-{kind}"
-            if span["start_token"] == i:
-                classes += " start"
-            if joined and span["end_token"] > i + 1:
-                classes += " on"
-            style = f"top:{MARK_TOP + MARK_STEP * row:.2f}em"
-            label = html.escape(span["label"])
-            title = html.escape(span.get("title", span["label"]))
-            inner = f"<span class='mark-label k-{kind}' title='{title}'>{label}</span>"
-            out.append(
-                f"<span class='{classes}' style='{style}'>"
-                f"{inner if span['start_token'] == i else ''}</span>"
-            )
-        return "".join(out)
+    def bars(i: int, joined: bool) -> str:
+        """The bars under token ``i`` and the label of each mark that starts there; the
+        bars of the marks that go on reach under the whitespace after it (``joined``)."""
+        return "".join(
+            _mark_html(mark, row, mark["start_token"] == i, joined and mark["end_token"] > i + 1)
+            for mark, row in covering[i]
+        )
 
     last = len(tokens)
     while last and not (tokens[last - 1] + spaces[last - 1]).strip():
@@ -126,8 +168,8 @@ def text_markup(chunk: Dict[str, Any]) -> Markup:
             parts.append(text + space)
             continue
         height = f"{MARK_TOP + MARK_STEP * (1 + max(row for _, row in covering[i])):.2f}em"
-        bars = marks(i, joined=bool(space) and "\n" not in space)
-        parts.append(f"<span class='tok' style='height:{height}'>{text}{bars}</span>{space}")
+        under = bars(i, joined=bool(space) and "\n" not in space)
+        parts.append(f"<span class='tok' style='height:{height}'>{text}{under}</span>{space}")
     return Markup(f"<div class='spans'>{''.join(parts)}</div>")
 
 
@@ -242,13 +284,15 @@ def not_run_summary(notes: Sequence[Note]) -> List[Dict[str, Any]]:
 def figure_counts(documents: Sequence[Any], notes: Sequence[Note]) -> Optional[Dict[str, Any]]:
     """The "Figures" section: per document the number of each figure (above its
     threshold) and of the candidates kept for review, the figures that occur as columns
-    (in the handbooks' order), and the classical and Chinese names of every figure.
+    (in the handbooks' order), and the names of every figure in English, Latin, German
+    and Chinese (``kinds.FIGURE_NAMES``).
 
     documents (Sequence[Any]): the analysed documents (``findings.Document``).
     notes (Sequence[Note]): what ran: the documents figure_finder ran on are counted.
-    RETURNS (Optional[Dict[str, Any]]): {"columns": [{"label", "latin", "chinese"}],
-        "rows": [{"doc", "lang", "counts": {label: n}, "total", "review"}], "totals",
-        "total", "review", "names"} (None: figure_finder ran for no language).
+    RETURNS (Optional[Dict[str, Any]]): {"columns": [{"label", "english", "latin",
+        "german", "chinese", "title"}], "rows": [{"doc", "lang", "counts": {label: n},
+        "total", "review"}], "totals", "total", "review", "names" (every figure, as the
+        columns)} (None: figure_finder ran for no language).
     """
     langs = {note.lang for note in notes if note.component == "figures" and note.ran}
     rows = []
@@ -267,22 +311,88 @@ def figure_counts(documents: Sequence[Any], notes: Sequence[Note]) -> Optional[D
         return None
     seen = {label for row in rows for label in row["counts"]}
     order = [label for label in FIGURE_NAMES if label in seen] + sorted(seen - set(FIGURE_NAMES))
-    columns = [
-        {"label": label, "latin": FIGURE_NAMES.get(label, ("", ""))[0],
-         "chinese": FIGURE_NAMES.get(label, ("", ""))[1]}
-        for label in order
-    ]  # fmt: skip
     return {
-        "columns": columns,
+        "columns": [_figure_column(label) for label in order],
         "rows": rows,
         "totals": {label: sum(row["counts"].get(label, 0) for row in rows) for label in order},
         "total": sum(row["total"] for row in rows),
         "review": sum(row["review"] for row in rows),
-        "names": [
-            {"label": label, "latin": latin, "chinese": chinese}
-            for label, (latin, chinese) in FIGURE_NAMES.items()
-        ],
+        "names": [_figure_column(label) for label in FIGURE_NAMES],
     }
+
+
+def _figure_column(label: str) -> Dict[str, str]:
+    """A figure's label, its names (English, Latin, German, Chinese) and the tooltip of
+    its column: the names other than the English one."""
+    names = figure_names(label)
+    others = [name for name in (names.latin, names.german, names.chinese) if name]
+    return {"label": label, **names._asdict(), "title": "; ".join(others)}
+
+
+def finding_name(item: Dict[str, Any]) -> str:
+    """What a passage row calls one of its findings: the figure ("anaphora", "rhetorical
+    question"; a figure of repetition of one word: 'anaphora of "any"'), "parallelism"
+    (with its type), the chiasmus's label, or the source an intertext link echoes."""
+    kind, label = item["kind"], item["label"]
+    if kind == "figures":
+        name = figure_names(label).english
+        words = {word.casefold() for word in item.get("support", [])}
+        if label in REPEATED_WORD and len(words) == 1 and len(item["support"]) > 1:
+            name += f' of "{item["support"][0]}"'
+        return name
+    if kind == "parallelism":
+        return "parallelism" + (f" ({label})" if label not in ("", "parallelism") else "")
+    if kind == "intertext":
+        return f"intertext: {label}"
+    return label
+
+
+def passage_rows(documents: Sequence[Any]) -> List[Dict[str, Any]]:
+    """The findings table: one row per passage (``findings.document_passages``: the
+    findings that share at least half of the smaller one's words), each naming every
+    finding on it with its id, kind, name, score and parts; the row's score is its best.
+
+    documents (Sequence[Any]): the analysed documents (``findings.Document``).
+    RETURNS (List[Dict[str, Any]]): {"doc", "lang", "number", "anchor", "start_char",
+        "text", "score", "kinds", "findings"}, findings {"id", "anchor", "kind",
+        "name", "title", "score", "parts", "branch_scores"}; "anchor" is the HTML id
+        of the row (passage-<document>-<number>) or of the finding (<document>-<id>).
+    """
+    rows = []
+    for n, document in enumerate(documents, start=1):
+        found = {item["id"]: item for item in document_findings(document)}
+        for passage in document_passages(document):
+            members = []
+            for ident in passage["ids"]:
+                item = found[ident]
+                title = figure_name(item["label"], document.lang)
+                members.append(
+                    {
+                        "id": ident,
+                        "anchor": f"finding-{n}-{ident}",
+                        "kind": item["kind"],
+                        "name": finding_name(item),
+                        "title": title if item["kind"] == "figures" else "",
+                        "score": item["score"],
+                        "parts": item["parts"],
+                        "branch_scores": item.get("branch_scores"),
+                    }
+                )
+            scores = [member["score"] for member in members if member["score"] is not None]
+            rows.append(
+                {
+                    "doc": document.name,
+                    "lang": document.lang,
+                    "number": passage["passage"],
+                    "anchor": f"passage-{n}-{passage['passage']}",
+                    "start_char": passage["start_char"],
+                    "text": passage["text"],
+                    "score": max(scores) if scores else None,
+                    "kinds": list(dict.fromkeys(passage["kinds"])),
+                    "findings": members,
+                }
+            )
+    return rows
 
 
 def review_sections(documents: Sequence[Any]) -> List[Dict[str, Any]]:
@@ -402,6 +512,7 @@ def analysis_page(analysis: Analysis, title: str, note: Optional[str] = None) ->
         stat_columns=stat_columns(),
         stats=[document_stats(d) for d in documents],
         findings=findings,
+        passages=passage_rows(documents),
         stat_headers=STAT_HEADERS,
         review=review_sections(documents),
         score_note=parallelism_score_note(analysis.notes),
@@ -441,6 +552,8 @@ def results_page(
 __all__: List[str] = [
     "analysis_page",
     "histogram_drawing",
+    "merge_marks",
+    "passage_rows",
     "render_page",
     "results_page",
     "text_markup",

@@ -20,7 +20,12 @@ Further conditions:
 * optionally, ``a`` and ``a'`` (and so everything between them) in the same sentence,
 * optionally (``antimetabole_only``), ``lemma[a] == lemma[a']`` and ``lemma[b] == lemma[b']``
   (with ``stems``: or the pair repeats its stem);
-* optionally (``distinct``), ``lemma[a] != lemma[b]`` and ``lemma[b'] != lemma[a']``.
+* optionally (``distinct``), ``lemma[a] != lemma[b]`` and ``lemma[b'] != lemma[a']``;
+* optionally (``binomials``), no pair is a fixed binomial: one word form on both sides
+  of a single preposition ("hand in hand", "side by side", "day after day", "Schritt
+  für Schritt", "Auge um Auge"; "more and more"; ``fixed_binomials``) is an idiom, not
+  half of an inversion ("Europe ... work hand in hand ... support Europe" is no
+  antimetabole).
 
 A candidate of depth 3 is a sextuple ``a < b < c < c' < b' < a'`` with the same conditions
 on each of the three pairs. Candidates are arrays of positions in role order
@@ -42,6 +47,19 @@ import numpy
 from ..stems import StemPairs
 
 DEFAULT_WINDOW = 30
+# the prepositions joining the halves of a fixed binomial X-p-X by their form (lower
+# case), where the doc has no POS; with POS any preposition (ADP) joins too
+BINOMIAL_JOINERS = frozenset(
+    "in by to after for upon on over against "  # English
+    "für an um in zu auf nach über gegen "  # German
+    "ad post per in".split()  # Latin
+)
+BINOMIAL_JOINER_POS = "ADP"
+# "and" joins a fixed binomial of these words only ("more and more", "again and again",
+# "wieder und wieder"): elsewhere X-and-X is the centre of an inversion ("Cold hearts
+# and hearts cold")
+BINOMIAL_AND = frozenset(["and", "und", "et"])
+BINOMIAL_AND_WORDS = frozenset("more less again over round through mehr immer wieder magis".split())
 ROLES_BY_DEPTH = {2: ("A", "B", "B'", "A'"), 3: ("A", "B", "C", "C'", "B'", "A'")}
 _ANCHOR_BLOCK = 2048
 
@@ -111,6 +129,7 @@ class _Matching(NamedTuple):
     form_eligible: Optional[numpy.ndarray]
     required: Optional[numpy.ndarray]  # every pair must repeat this (antimetabole_only)
     stems: Optional[StemPairs]  # pairs may match by stem; a stem repetition counts as required
+    binomials: Optional[numpy.ndarray] = None  # [n] bool: (i, i + 2) is a fixed binomial
 
 
 def _pairs(start: int, stop: int, match: _Matching, window: int) -> numpy.ndarray:
@@ -141,12 +160,45 @@ def _pairs(start: int, stop: int, match: _Matching, window: int) -> numpy.ndarra
         if match.required is not None:
             repeated = match.required[i] == match.required[j]
             keep &= repeated if stem is None else repeated | stem
+        if gap == 2 and match.binomials is not None:
+            keep &= ~match.binomials[i]
         firsts.append(i[keep])
         seconds.append(j[keep])
     if not firsts:
         return numpy.zeros((0, 2), dtype=numpy.int64)
     pairs = numpy.stack((numpy.concatenate(firsts), numpy.concatenate(seconds)), axis=1)
     return pairs[numpy.lexsort((pairs[:, 1], pairs[:, 0]))]
+
+
+def fixed_binomials(forms: Sequence[str], pos: Optional[Sequence[str]] = None) -> numpy.ndarray:
+    """The fixed binomials X-p-X of a token sequence: one word form (holding a letter)
+    on both sides of a single preposition (``pos`` ADP where tagged, or a form in
+    ``BINOMIAL_JOINERS``: "hand in hand", "side by side", "face to face", "year after
+    year", "one by one", "Schritt für Schritt", "Hand in Hand", "Seite an Seite", "Auge
+    um Auge"), or of "and" where X is one of ``BINOMIAL_AND_WORDS`` ("more and more").
+    Not "Cold hearts and hearts cold" (the centre of an inversion), nor Latin "manus
+    manum lavat" (two forms, no joining word).
+
+    forms (Sequence[str]): one lower-case form per token.
+    pos (Optional[Sequence[str]]): one coarse POS per token (None: untagged).
+    RETURNS (numpy.ndarray): [n] bool, True at the first X of each binomial: the pair
+        (i, i + 2) is an idiom, no pair of an inversion.
+    """
+    n = len(forms)
+    found = numpy.zeros(n, dtype=bool)
+    if n < 3:
+        return found
+    values = numpy.asarray([str(f) for f in forms], dtype=object)
+    joiner = numpy.isin(values, numpy.asarray(sorted(BINOMIAL_JOINERS), dtype=object))
+    if pos is not None:
+        joiner |= numpy.asarray([str(p) for p in pos], dtype=object) == BINOMIAL_JOINER_POS
+    conjunction = numpy.isin(values, numpy.asarray(sorted(BINOMIAL_AND), dtype=object))
+    fixed = numpy.isin(values, numpy.asarray(sorted(BINOMIAL_AND_WORDS), dtype=object))
+    same = values[:-2] == values[2:]
+    found[:-2] = same & (joiner[1:-1] | (conjunction[1:-1] & fixed[:-2]))
+    for i in numpy.flatnonzero(found).tolist():
+        found[i] = any(ch.isalpha() for ch in values[i])
+    return found
 
 
 def _expand(lo: numpy.ndarray, hi: numpy.ndarray) -> numpy.ndarray:
@@ -236,6 +288,7 @@ def iter_candidates(
     form_pos: Optional[Iterable] = None,
     distinct: bool = False,
     stems: Optional[Sequence[str]] = None,
+    binomials: Optional[Sequence[bool]] = None,
     batch_size: int = 1 << 18,
 ) -> Iterator[Candidates]:
     """Stream the chiasmus candidates of a token sequence (see the module docstring).
@@ -261,6 +314,8 @@ def iter_candidates(
     stems (Optional[Sequence[str]]): one lower-case form per token: two eligible positions
         whose forms are one word up to an ending (``stems.same_stem``) are a pair, and the
         pair counts as repeating its lemma (antimetabole flag, ``antimetabole_only``).
+    binomials (Optional[Sequence[bool]]): one flag per token, True where the token and
+        the one two on are a fixed binomial (``fixed_binomials``): that pair never matches.
     batch_size (int): soft bound on the candidates of one yielded batch.
     YIELDS (Candidates): batches in lexicographic order of the role tuples.
     """
@@ -299,6 +354,13 @@ def iter_candidates(
             raise ValueError(
                 f"chiasmus candidates: {len(sentence_ids)} sentence ids for {n} tokens"
             )
+    binomial_flags = None
+    if binomials is not None:
+        binomial_flags = numpy.asarray(binomials, dtype=bool)
+        if len(binomial_flags) != n:
+            raise ValueError(
+                f"chiasmus candidates: {len(binomial_flags)} binomial flags for {n} tokens"
+            )
     match = _Matching(
         codes,
         eligible,
@@ -307,6 +369,7 @@ def iter_candidates(
         form_eligible,
         lemma_codes if antimetabole_only else None,
         stem_pairs,
+        binomial_flags,
     )
     for start in range(0, n, _ANCHOR_BLOCK):
         stop = min(n, start + _ANCHOR_BLOCK)

@@ -1,6 +1,6 @@
 """The ``chiasmus_finder`` pipeline component: a candidate suggester and a trained scorer.
 
-The suggester (``spacy-rhetoric.chiasmus_suggester.v2`` by default; see ``suggester``)
+The suggester (``spacy-rhetoric.chiasmus_suggester.v3`` by default; see ``suggester``)
 proposes the crosswise inversions A B B' A' in a window (see ``candidates``); the
 scorer model (``spacy-rhetoric.ChiasmusScorer.v1``, or ``.v2`` whose E features come
 from a frozen multilingual encoder) gives each a probability. The component writes:
@@ -15,6 +15,14 @@ from a frozen multilingual encoder) gives each a probability. The component writ
   ``threshold``;
 * ``doc.spans[support_key]`` (default "chiasmus_support"): for each of those, the
   single-token spans labelled "A", "B", ("C", "C'",) "B'", "A'".
+
+One passage gives one entry: a candidate that is one passage with a better one
+(``same_passage``: their spans share at least ``VARIANT_SHARE`` of the smaller span's
+tokens, all their terms but one are the same tokens, or they cross at the same inner
+pair) is a *variant* of it, listed under it in the groups' attrs ("chiasmus_variants":
+by span_id, ``[start, end, score]`` per variant, best first) and not as a chiasmus or a
+review entry of its own (``passage_heads``; with ``review_per_1000`` null the candidates
+group still holds every candidate).
 
 Spans of one candidate share their ``span_id`` ("c<rank>", rank 0 = best). Their label
 is "antimetabole" when every pair of the candidate repeats its lemma, else "chiasmus".
@@ -71,9 +79,13 @@ DEFAULT_REVIEW_PER_1000 = 5.0
 MAX_FINDINGS_PER_1000 = 50.0
 MIN_FINDINGS = 20  # and always this many more (a short paragraph of antimetaboles)
 ABOVE_ATTR = "chiasmus_above_threshold"
+VARIANTS_ATTR = "chiasmus_variants"
+# two candidates are one passage when their spans A..A' share at least this share of the
+# smaller span's tokens (or see same_passage: all terms but one shared, or one inner pair)
+VARIANT_SHARE = 0.8
 # the finder's default candidate search (the calibration of the rules runs the same)
 DEFAULT_SUGGESTER = {
-    "@misc": "spacy-rhetoric.chiasmus_suggester.v2",
+    "@misc": "spacy-rhetoric.chiasmus_suggester.v3",
     "window": DEFAULT_WINDOW,
     "depth": 2,
     "allowed_pos": DEFAULT_ALLOWED_POS,
@@ -234,12 +246,83 @@ def kept_candidates(
     above = int((ranked >= threshold).sum())
     if review_per_1000 is None:
         return len(ranked), above
-    bound = MIN_FINDINGS + math.ceil(max_findings_per_1000 * n_tokens / 1000 - 1e-9)
-    findings = min(above, bound)
-    review = math.ceil(review_per_1000 * n_tokens / 1000 - 1e-9)
+    findings = min(above, findings_bound(n_tokens, max_findings_per_1000))
+    review = review_size(n_tokens, review_per_1000)
     if findings < above:  # past the bound the next best are chiasmi too: no review list
         review = 0
     return min(len(ranked), findings + review), findings
+
+
+def findings_bound(n_tokens: int, max_findings_per_1000: float = MAX_FINDINGS_PER_1000) -> int:
+    """RETURNS (int): how many chiasmi a doc of ``n_tokens`` tokens keeps at most."""
+    return MIN_FINDINGS + math.ceil(max_findings_per_1000 * n_tokens / 1000 - 1e-9)
+
+
+def review_size(n_tokens: int, review_per_1000: float) -> int:
+    """RETURNS (int): how many candidates a doc of ``n_tokens`` tokens keeps for review
+    at most."""
+    return math.ceil(review_per_1000 * n_tokens / 1000 - 1e-9)
+
+
+def same_passage(kept: numpy.ndarray, candidate: numpy.ndarray) -> numpy.ndarray:
+    """Which of the kept candidates a candidate is one passage with: their spans A..A'
+    share at least ``VARIANT_SHARE`` of the smaller span's tokens, or all their terms
+    but one are the same tokens, or they cross at the same inner pair (B, B'; of depth
+    3: C, C'). "quo veniat in me deus meus, quo deus veniat in me" read as veniat / deus
+    / deus / veniat and as me / deus / deus / me is one passage by the last rule (their
+    spans share 7 of 9 tokens).
+
+    kept (numpy.ndarray): [m, 2 * depth] token positions in role order.
+    candidate (numpy.ndarray): [2 * depth] token positions in role order.
+    RETURNS (numpy.ndarray): [m] bool.
+    """
+    width = len(candidate)
+    start, end = int(candidate[0]), int(candidate[-1]) + 1
+    starts, ends = kept[:, 0], kept[:, -1] + 1
+    shared = numpy.minimum(ends, end) - numpy.maximum(starts, start)
+    smaller = numpy.minimum(ends - starts, end - start)
+    overlap = shared >= VARIANT_SHARE * smaller - 1e-9
+    terms = numpy.isin(kept, candidate).sum(axis=1)  # [m] the terms both have
+    middle = width // 2
+    inner = (kept[:, middle - 1] == candidate[middle - 1]) & (kept[:, middle] == candidate[middle])
+    return overlap | (terms >= width - 1) | inner
+
+
+def passage_heads(
+    indices: numpy.ndarray, n_above: int, review: int = 0, bound: Optional[int] = None
+) -> Tuple[numpy.ndarray, Dict[int, List[int]]]:
+    """One candidate per passage, greedily best first: each candidate is a variant of
+    the first head it is one passage with (``same_passage``), else a head itself. Every
+    candidate above the threshold is examined; below it, candidates until ``review``
+    heads below the threshold are found (none where more than ``bound`` heads are above
+    it: the finder then keeps no review list).
+
+    indices (numpy.ndarray): [k, 2 * depth] the candidates' token positions, best first.
+    n_above (int): how many of them (the first) score at least the threshold.
+    review (int): how many heads below the threshold to find.
+    bound (Optional[int]): the most chiasmi kept (see ``findings_bound``); None: no bound.
+    RETURNS (Tuple[numpy.ndarray, Dict[int, List[int]]]): the heads' ranks, ascending, and
+        per head with variants the variants' ranks, ascending.
+    """
+    indices = numpy.asarray(indices, dtype=numpy.int64)
+    kept = numpy.zeros((min(len(indices), 64), indices.shape[1]), dtype=numpy.int64)
+    heads: List[int] = []
+    variants: Dict[int, List[int]] = {}
+    below = 0
+    for rank, row in enumerate(indices):
+        if rank >= n_above:
+            if below >= review or (bound is not None and len(heads) > bound):
+                break
+        hits = numpy.flatnonzero(same_passage(kept[: len(heads)], row)) if heads else ()
+        if len(hits):
+            variants.setdefault(heads[int(hits[0])], []).append(rank)
+            continue
+        if len(heads) == len(kept):
+            kept = numpy.concatenate([kept, numpy.zeros_like(kept)])
+        kept[len(heads)] = row
+        heads.append(rank)
+        below += rank >= n_above
+    return numpy.asarray(heads, dtype=numpy.int64), variants
 
 
 class ChiasmusFinder(TrainablePipe):
@@ -472,64 +555,61 @@ class ChiasmusFinder(TrainablePipe):
     def set_annotations(
         self, docs: Iterable[Doc], predictions: Tuple[List[Candidates], List[numpy.ndarray]]
     ) -> None:
-        """Write the candidates, chiasmi and supporting tokens to doc.spans."""
+        """Write the candidates, chiasmi and supporting tokens to doc.spans: one
+        candidate per passage, its variants in the groups' attrs (``passage_heads``)."""
         role_names = roles(self.depth)
         cfg = self.cfg
+        threshold, review_per_1000 = cfg["threshold"], cfg.get("review_per_1000")
         for doc, candidates, scores in zip(docs, *predictions):
             order = numpy.argsort(-scores, kind="stable")
-            kept, n_findings = kept_candidates(
-                scores[order], len(doc), cfg["threshold"], cfg.get("review_per_1000")
-            )
-            n_above = int((scores >= cfg["threshold"]).sum())
-            if cfg["max_candidates"] > 0:
-                kept = min(kept, cfg["max_candidates"])
-                n_findings = min(n_findings, kept)
-            order = order[:kept]
+            ranked = scores[order]
             indices = candidates.indices[order]
             flags = candidates.antimetabole[order]
             characters = None if candidates.characters is None else candidates.characters[order]
-            ranked = scores[order]
-            ids = [f"c{rank}" for rank in range(len(order))]
-            spans = [
-                Span(
+            n_above = int((ranked >= threshold).sum())
+            review = 0 if review_per_1000 is None else review_size(len(doc), review_per_1000)
+            heads, variants = passage_heads(indices, n_above, review, findings_bound(len(doc)))
+            kept, n_findings = kept_candidates(ranked[heads], len(doc), threshold, review_per_1000)
+            # null review_per_1000 (evaluation): every candidate ranked, none merged away
+            listed = numpy.arange(len(order)) if review_per_1000 is None else heads[:kept]
+            if cfg["max_candidates"] > 0:
+                listed = listed[: cfg["max_candidates"]]
+            chosen = heads[:n_findings]
+            chosen = chosen[numpy.isin(chosen, listed)]  # the kept chiasmi, best first
+            ids = {rank: f"c{rank}" for rank in listed.tolist()}
+            spans = {
+                rank: Span(
                     doc,
-                    int(row[0]),
-                    int(row[-1]) + 1,
-                    label=ANTIMETABOLE if flag else CHIASMUS,
-                    span_id=span_id,
+                    int(indices[rank][0]),
+                    int(indices[rank][-1]) + 1,
+                    label=ANTIMETABOLE if flags[rank] else CHIASMUS,
+                    span_id=ids[rank],
                 )
-                for row, flag, span_id in zip(indices, flags, ids)
-            ]
-            chosen = numpy.arange(n_findings)  # best first: the kept chiasmi
+                for rank in listed.tolist()
+            }
             support = [
                 Span(doc, int(i), int(i) + 1, label=role, span_id=ids[rank])
-                for rank in chosen
+                for rank in chosen.tolist()
                 for role, i in zip(role_names, indices[rank])
             ]
-            scores_by_id = {ids[rank]: float(ranked[rank]) for rank in chosen}
-            positions_by_id = {ids[rank]: [int(i) for i in indices[rank]] for rank in chosen}
-            attrs = {
-                SCORES_ATTR: scores_by_id,
-                POSITIONS_ATTR: positions_by_id,
-                SUPPORT_KEY_ATTR: cfg["support_key"],
-                ABOVE_ATTR: n_above,  # above the threshold, kept or not
-            }
-            if characters is not None:
-                attrs[CHARACTERS_ATTR] = {ids[r]: [int(c) for c in characters[r]] for r in chosen}
+            found = (ranked, indices, characters, ids, cfg["support_key"])
+            attrs = _group_attrs(chosen, *found, variants)
+            attrs[ABOVE_ATTR] = int((heads < n_above).sum())  # passages, kept or not
             doc.spans[cfg["spans_key"]] = SpanGroup(
-                doc, name=cfg["spans_key"], attrs=attrs, spans=[spans[r] for r in chosen]
+                doc,
+                name=cfg["spans_key"],
+                attrs=attrs,
+                spans=[spans[r] for r in chosen.tolist()],
             )
             doc.spans[cfg["support_key"]] = SpanGroup(doc, name=cfg["support_key"], spans=support)
             if cfg["candidates_key"]:
-                attrs = {
-                    SCORES_ATTR: dict(zip(ids, map(float, ranked))),
-                    POSITIONS_ATTR: dict(zip(ids, indices.tolist())),
-                    SUPPORT_KEY_ATTR: cfg["support_key"],
-                }
-                if characters is not None:
-                    attrs[CHARACTERS_ATTR] = dict(zip(ids, characters.tolist()))
                 doc.spans[cfg["candidates_key"]] = SpanGroup(
-                    doc, name=cfg["candidates_key"], attrs=attrs, spans=spans
+                    doc,
+                    name=cfg["candidates_key"],
+                    attrs=_group_attrs(
+                        listed, *found, None if review_per_1000 is None else variants
+                    ),
+                    spans=[spans[r] for r in listed.tolist()],
                 )
 
     # --- training --------------------------------------------------------------------
@@ -659,6 +739,36 @@ class ChiasmusFinder(TrainablePipe):
             self.model.initialize(X=(docs, cands))
         else:
             self.model.initialize()
+
+
+def _group_attrs(
+    ranks: numpy.ndarray,
+    ranked: numpy.ndarray,
+    indices: numpy.ndarray,
+    characters: Optional[numpy.ndarray],
+    ids: Dict[int, str],
+    support_key: str,
+    variants: Optional[Dict[int, List[int]]],
+) -> Dict[str, Any]:
+    """The attrs of a group of ranked candidates: scores, positions, (character offsets,)
+    and, where ``variants`` are given, each head's variants as [start, end, score]."""
+    names = [ids[r] for r in ranks.tolist()]
+    attrs: Dict[str, Any] = {
+        SCORES_ATTR: dict(zip(names, ranked[ranks].tolist())),
+        POSITIONS_ATTR: dict(zip(names, indices[ranks].tolist())),
+        SUPPORT_KEY_ATTR: support_key,
+    }
+    if variants is not None:
+        attrs[VARIANTS_ATTR] = {
+            ids[r]: [
+                [int(indices[v][0]), int(indices[v][-1]) + 1, float(ranked[v])] for v in variants[r]
+            ]
+            for r in ranks.tolist()
+            if r in variants
+        }
+    if characters is not None:
+        attrs[CHARACTERS_ATTR] = dict(zip(names, characters[ranks].tolist()))
+    return attrs
 
 
 # --- extension attributes ------------------------------------------------------------

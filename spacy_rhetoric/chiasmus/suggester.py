@@ -1,8 +1,8 @@
-"""The chiasmus candidate suggesters (``spacy-rhetoric.chiasmus_suggester.v1`` and
-``.v2``): ``ChiasmusSuggester`` proposes every crosswise inversion A B B' A' (or
-A B C C' B' A') of a doc in a window, on its POS and lemmas or, without POS, on its
-forms (see ``candidates`` for the search itself). The ``chiasmus_finder`` component
-scores what its suggester proposes.
+"""The chiasmus candidate suggesters (``spacy-rhetoric.chiasmus_suggester.v1``, ``.v2``
+and ``.v3``, which leaves out fixed binomials): ``ChiasmusSuggester`` proposes every
+crosswise inversion A B B' A' (or A B C C' B' A') of a doc in a window, on its POS and
+lemmas or, without POS, on its forms (see ``candidates`` for the search itself). The
+``chiasmus_finder`` component scores what its suggester proposes.
 """
 
 from typing import Iterable, List, Optional
@@ -11,7 +11,14 @@ import numpy
 from spacy.tokens import Doc, Token
 from spacy.util import registry
 
-from .candidates import DEFAULT_WINDOW, Candidates, empty_candidates, find_candidates, roles
+from .candidates import (
+    DEFAULT_WINDOW,
+    Candidates,
+    empty_candidates,
+    find_candidates,
+    fixed_binomials,
+    roles,
+)
 from .features import check_doc
 
 # every part of speech of the A/B roles of the German set, plus ADV
@@ -29,7 +36,9 @@ class ChiasmusSuggester:
     (``form_pos``) take part where the pair repeats its lower-case form. Lemmas are
     compared case-insensitively. A doc without POS tags (a blank pipeline) is searched
     on its forms: every token but punctuation and whitespace takes part, and only pairs
-    that repeat their lower-case form match (antimetaboles).
+    that repeat their lower-case form match (antimetaboles). With ``binomials`` a fixed
+    binomial ("hand in hand", "Schritt für Schritt": ``candidates.fixed_binomials``) is
+    never a pair.
 
     window (int): a' - a < window.
     depth (int): 2 (A B B' A') or 3 (A B C C' B' A').
@@ -61,6 +70,7 @@ class ChiasmusSuggester:
         form_pos: Optional[List[str]] = None,
         distinct: bool = False,
         stem_pairs: bool = False,
+        binomials: bool = False,
     ) -> None:
         roles(depth)
         if window < 2 * depth:
@@ -80,6 +90,7 @@ class ChiasmusSuggester:
         self.form_pos = list(form_pos) if form_pos else None
         self.distinct = distinct
         self.stem_pairs = stem_pairs
+        self.binomials = binomials
 
     def suggest(self, doc: Doc, name: str = "chiasmus_finder") -> Candidates:
         """doc (Doc): a doc, with POS (and lemmas) or without.
@@ -115,6 +126,7 @@ class ChiasmusSuggester:
             form_pos=self.form_pos,
             distinct=self.distinct,
             stems=stems,
+            binomials=fixed_binomials(forms, pos) if self.binomials else None,
         )
 
     def suggest_forms(self, doc: Doc) -> Candidates:
@@ -141,6 +153,7 @@ class ChiasmusSuggester:
             antimetabole_only=True,
             distinct=self.distinct,
             stems=forms if self.stem_pairs else None,
+            binomials=fixed_binomials(forms) if self.binomials else None,
         )
 
     def __call__(self, docs: Iterable[Doc]) -> List[Candidates]:
@@ -195,3 +208,26 @@ def build_chiasmus_suggester_v2(
     """
     settings = dict(locals())
     return ChiasmusSuggester(**settings)
+
+
+@registry.misc("spacy-rhetoric.chiasmus_suggester.v3")
+def build_chiasmus_suggester_v3(
+    window: int = DEFAULT_WINDOW,
+    depth: int = 2,
+    allowed_pos: Optional[List[str]] = DEFAULT_ALLOWED_POS,
+    denied_pos: Optional[List[str]] = None,
+    respect_sentences: bool = False,
+    antimetabole_only: bool = False,
+    lexical_attr: str = "LEMMA",
+    lemma_pairs: bool = True,
+    form_pos: Optional[List[str]] = DEFAULT_FORM_POS,
+    distinct: bool = True,
+    stem_pairs: bool = False,
+) -> ChiasmusSuggester:
+    """Create the chiasmus candidate suggester of ``chiasmus_finder`` since 0.9.0: ``.v2``
+    and no fixed binomial ("hand in hand", "day by day") as one of its pairs.
+
+    RETURNS (ChiasmusSuggester): a callable docs -> per-doc Candidates.
+    """
+    settings = dict(locals())
+    return ChiasmusSuggester(**settings, binomials=True)

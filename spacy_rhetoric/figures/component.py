@@ -1,7 +1,8 @@
 """The ``figure_finder`` pipeline component: rules propose, a logistic scorer ranks.
 
 One segmentation into cola (``segment``) feeds one candidate rule per family
-(``repetition``, ``conjunction``, ``sound``); ``features`` describes each candidate and
+(``repetition``, ``conjunction``, ``sound``, and ``thought`` for antithesis and the
+rhetorical question); ``features`` describes each candidate and
 ``model`` scores it per figure. The component writes
 
 * ``doc.spans[spans_key]`` (default "figures"): one span per instance scoring at least
@@ -17,7 +18,10 @@ through ``span._.figure_score`` (float), ``span._.figure_support`` (the repeated
 linking words, single- or multi-token spans) and ``span._.figure_members`` (the cola or
 members). The figures group's attrs also hold ``figure_counts`` (per label),
 ``figure_found`` (every candidate the rules proposed) and ``figure_dropped`` (figures
-above their threshold left out by ``max_candidates``).
+above their threshold left out by ``max_candidates``). Both groups' attrs hold
+``figure_variants``: a finding of one label sharing at least ``VARIANT_SHARE`` (80 %) of
+the smaller span's tokens with a better one is its variant, listed there (by span_id,
+``[start, end, score]`` each) and not as a figure or review entry of its own.
 
 It is a plain ``Pipe`` (the scorer is fitted outside the pipeline). It reads POS,
 lemmas and the parse where the doc has them, and works on a blank pipeline with reduced
@@ -37,16 +41,22 @@ from spacy.pipeline import Pipe
 from spacy.tokens import Doc, Span, SpanGroup
 from spacy.vocab import Vocab
 
-from . import conjunction, repetition, sound
+from . import conjunction, repetition, sound, thought
 from .candidates import Candidate
 from .features import candidate_features
 from .model import FigureScorer, load_scorer
 from .segment import CLAUSES, segment
 from .words import colon_words, doc_words
 
-FIGURES = repetition.FIGURES + conjunction.FIGURES + sound.FIGURES
-# not run for these languages (the figure needs inflection or spelling)
-NOT_FOR = {"polyptoton": ("zh",), "alliteration": ("zh",)}
+FIGURES = repetition.FIGURES + conjunction.FIGURES + sound.FIGURES + thought.FIGURES
+# not run for these languages (the figure needs inflection or spelling; the figures of
+# thought have cue lists and a calibration for Latin, English and German only)
+NOT_FOR = {
+    "polyptoton": ("zh",),
+    "alliteration": ("zh",),
+    "antithesis": ("zh",),
+    "rhetorical_question": ("zh",),
+}
 DEFAULT_REVIEW_PER_1000 = 5.0
 DEFAULT_MAX_CANDIDATES = 1000
 SCORES_ATTR = "figure_scores"
@@ -121,7 +131,7 @@ def review_size(n_tokens: int, review_per_1000: float) -> int:
 
 
 class FigureFinder(Pipe):
-    """Find the figures of repetition, conjunction and sound."""
+    """Find the figures of repetition, conjunction, sound and thought."""
 
     def __init__(
         self,
@@ -192,7 +202,13 @@ class FigureFinder(Pipe):
             found += conjunction.conjunction_candidates(doc, words, seg, cw, wanted)
         if "alliteration" in wanted:
             found += sound.alliteration_candidates(words, seg, cw, doc)
+        shapes = [""] * len(found)
+        if not wanted.isdisjoint(thought.FIGURES):
+            extra, extra_shapes = thought.thought_candidates(doc, words, seg, cw, wanted)
+            found += extra
+            shapes += extra_shapes
         X = candidate_features(doc, words, seg, found)
+        thought.thought_features(X, doc, words, seg, found, shapes)
         scores = self.scorer_for(doc).score([c.figure for c in found], X, doc.lang_)
         return found, X, scores
 
@@ -228,7 +244,18 @@ class FigureFinder(Pipe):
         for doc, (candidates, scores) in zip(docs, predictions):
             above = scores >= self._thresholds(candidates, doc)
             order = numpy.argsort(-scores, kind="stable")
-            chosen = [int(i) for i in order if above[i]]
+            # one finding per passage: above the threshold first, then the review list,
+            # whose variants of a reported figure are dropped (see merge_variants)
+            ranked = [int(i) for i in order if above[i]]
+            ranked += [int(i) for i in order if not above[i]]
+            n_above = int(above.sum())
+            heads, variants = merge_variants(
+                [(c.figure, c.start, c.end) for c in candidates],
+                ranked,
+                n_above,
+                review_size(len(doc), cfg["review_per_1000"]),
+            )
+            chosen = [i for i in heads if above[i]]
             dropped = 0
             if cfg["max_candidates"] and len(chosen) > cfg["max_candidates"]:
                 dropped = len(chosen) - cfg["max_candidates"]
@@ -236,9 +263,7 @@ class FigureFinder(Pipe):
             chosen.sort(
                 key=lambda i: (candidates[i].start, candidates[i].end, candidates[i].figure)
             )
-            review = [int(i) for i in order if not above[i]][
-                : review_size(len(doc), cfg["review_per_1000"])
-            ]
+            review = [i for i in heads if not above[i]]
             counts: Dict[str, int] = {}
             for i in chosen:
                 counts[candidates[i].figure] = counts.get(candidates[i].figure, 0) + 1
@@ -251,6 +276,9 @@ class FigureFinder(Pipe):
             doc.spans[cfg["spans_key"]] = self._group(
                 doc, cfg["spans_key"], "f", [candidates[i] for i in chosen], scores[chosen], attrs
             )
+            doc.spans[cfg["spans_key"]].attrs[VARIANTS_ATTR] = variant_attrs(
+                "f", chosen, variants, candidates, scores
+            )
             if cfg["candidates_key"]:
                 doc.spans[cfg["candidates_key"]] = self._group(
                     doc,
@@ -258,7 +286,7 @@ class FigureFinder(Pipe):
                     "r",
                     [candidates[i] for i in review],
                     scores[review],
-                    {},
+                    {VARIANTS_ATTR: variant_attrs("r", review, variants, candidates, scores)},
                 )
 
     @staticmethod
@@ -329,6 +357,78 @@ class FigureFinder(Pipe):
         if cfg.get("scorer_path") is None and self.scorer_model.source != "prior":
             return FigureScorer.prior()
         return self.scorer_model
+
+
+# --- one finding per passage ---------------------------------------------------------
+
+# findings of one label are one passage when their spans share at least this share of
+# the smaller span's tokens: the best is reported, the others are its variants
+VARIANT_SHARE = 0.8
+VARIANTS_ATTR = "figure_variants"
+
+
+def merge_variants(
+    items: Sequence[Tuple[str, int, int]],
+    order: Sequence[int],
+    n_first: Optional[int] = None,
+    limit: Optional[int] = None,
+) -> Tuple[List[int], Dict[int, List[int]]]:
+    """One finding per passage, greedily best first: each item of ``order`` is a variant
+    of the first kept item of its label whose span shares at least ``VARIANT_SHARE`` of
+    the smaller span's tokens with its own, else it is kept. The first ``n_first`` items
+    of ``order`` are all examined; after them, items until ``limit`` more are kept.
+
+    items (Sequence[Tuple[str, int, int]]): per item its label, start and end (tokens).
+    order (Sequence[int]): the indices of the items to examine, best first.
+    n_first (Optional[int]): how many of ``order`` to examine in any case (None: all).
+    limit (Optional[int]): how many items after them to keep at most (None: no limit).
+    RETURNS (Tuple[List[int], Dict[int, List[int]]]): the kept items, in ``order``, and
+        per kept item with variants its variants, in ``order``.
+    """
+    first = len(order) if n_first is None else n_first
+    codes: Dict[str, int] = {}
+    kept = numpy.zeros((max(1, min(len(order), 64)), 3), dtype=numpy.int64)  # label, start, end
+    heads: List[int] = []
+    variants: Dict[int, List[int]] = {}
+    later = 0
+    for k, item in enumerate(order):
+        if k >= first and limit is not None and later >= limit:
+            break
+        label, start, end = items[item]
+        code = codes.setdefault(label, len(codes))
+        view = kept[: len(heads)]
+        shared = numpy.minimum(view[:, 2], end) - numpy.maximum(view[:, 1], start)
+        smaller = numpy.minimum(view[:, 2] - view[:, 1], end - start)
+        same = (view[:, 0] == code) & (shared > 0) & (shared >= VARIANT_SHARE * smaller - 1e-9)
+        hits = numpy.flatnonzero(same)
+        if len(hits):
+            variants.setdefault(heads[int(hits[0])], []).append(item)
+            continue
+        if len(heads) == len(kept):
+            kept = numpy.concatenate([kept, numpy.zeros_like(kept)])
+        kept[len(heads)] = (code, start, end)
+        heads.append(item)
+        later += k >= first
+    return heads, variants
+
+
+def variant_attrs(
+    prefix: str,
+    listed: Sequence[int],
+    variants: Dict[int, List[int]],
+    candidates: Sequence[Candidate],
+    scores: numpy.ndarray,
+) -> Dict[str, List[List[Any]]]:
+    """RETURNS (Dict[str, List[List[Any]]]): the ``figure_variants`` attr of a group whose
+    span ``prefix + k`` is candidate ``listed[k]``: per span with variants, each
+    variant's ``[start, end, score]``, best first."""
+    return {
+        f"{prefix}{k}": [
+            [candidates[v].start, candidates[v].end, float(scores[v])] for v in variants[i]
+        ]
+        for k, i in enumerate(listed)
+        if i in variants
+    }
 
 
 # --- extension attributes ------------------------------------------------------------

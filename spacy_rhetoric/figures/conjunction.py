@@ -25,7 +25,9 @@
   ``cc`` dependent, separated by commas ("the strong, brave, loyal soldiers"): the
   words are the members; and >= 3 adjacent verbs with no conjunction ("abiit excessit
   erupit evasit"; in Latin also untagged words with a finite verb's ending). The
-  support is the members' first words.
+  support is the members' first words. Names, titles and forms of address are no
+  members (``address_cola``, ``names.is_name_list``): "Vice President Johnson, Mr.
+  Speaker, ..., fellow citizens" is the list of those addressed.
 """
 
 import operator
@@ -37,6 +39,7 @@ from spacy.attrs import DEP, HEAD
 from spacy.strings import get_string_id
 from spacy.tokens import Doc
 
+from ..names import ADDRESS_WORDS, NAME_MAX_WORDS, DocNames, doc_names, is_address, is_name_list
 from .candidates import MAX_MEMBERS, Candidate, Range, make_candidate, runs
 from .segment import Segmentation
 from .words import CONJUNCTIONS, CONNECTIVES, ColonWords, Words, is_enclitic_que, words_of
@@ -291,10 +294,10 @@ def verb_runs(doc: Doc, words: Words) -> List[List[Range]]:
     return found
 
 
-def _coordinated(doc: Doc, words: Words, taken: Set[int]) -> List[Candidate]:
+def _coordinated(doc: Doc, words: Words, taken: Set[int], names: DocNames) -> List[Candidate]:
     """Coordinated words without a conjunction (see the module docstring), from the
     parse as arrays (``Doc.to_array``): only heads with >= 2 ``conj`` dependents are
-    looked at."""
+    looked at; not names ("Johnson, Speaker, Eisenhower": ``names.is_name_list``)."""
     n = len(doc)
     strings = doc.vocab.strings
     array = doc.to_array([DEP, HEAD]).reshape(n, 2).astype(numpy.int64, copy=False)
@@ -318,6 +321,8 @@ def _coordinated(doc: Doc, words: Words, taken: Set[int]) -> List[Candidate]:
             continue
         if len({words.forms[t] for t in items}) == 1:
             continue
+        if is_name_list(names, [(t, t + 1) for t in items]):
+            continue  # "Johnson, Speaker, Eisenhower": names
         positions = sorted(items)
         if words.lang == "zh" and any(
             words.forms[i] == "、" for i in range(positions[0], positions[-1])
@@ -342,12 +347,35 @@ def _same_opening(forms: List[str], positions: List[int], bounds: numpy.ndarray,
     return bool(a and b) and forms[a[0]] == forms[b[0]]
 
 
+def address_cola(names: DocNames, seg: Segmentation, cw: ColonWords) -> numpy.ndarray:
+    """The cola that only name or address people ("Vice President Johnson, Mr. Speaker,
+    ..., reverend clergy, fellow citizens, we observe ..."; ``names.is_address``): no
+    members of an asyndeton, so they end a run. Only cola of at most
+    ``names.NAME_MAX_WORDS`` words holding a capital or a word of address are read.
+
+    names (DocNames): the doc as the name questions read it (``names.doc_names``).
+    seg (Segmentation): its cola.
+    cw (ColonWords): the words of its cola.
+    RETURNS (numpy.ndarray): [m] bool, per colon.
+    """
+    doc = names.doc
+    m = len(seg)
+    address = numpy.zeros(m, dtype=bool)
+    starts, ends = seg.starts.tolist(), seg.ends.tolist()
+    for c in numpy.flatnonzero((cw.count >= 1) & (cw.count <= NAME_MAX_WORDS)).tolist():
+        tokens = doc[starts[c] : ends[c]]
+        if any(t.text[:1].isupper() or t.text.lower() in ADDRESS_WORDS for t in tokens):
+            address[c] = is_address(names, starts[c], ends[c])
+    return address
+
+
 def asyndeton_candidates(
     doc: Doc, words: Words, seg: Segmentation, cw: ColonWords
 ) -> List[Candidate]:
     """Asyndeta of cola and, with a parse, of coordinated words (see the module docstring)."""
     m = len(seg)
     found: List[Candidate] = []
+    names = doc_names(doc, words.lang)
     if m >= 3:
         conj_per_colon = (
             numpy.bincount(cw.colon[words.is_conj[cw.positions]], minlength=m)
@@ -362,6 +390,7 @@ def asyndeton_candidates(
             ((cw.count <= MAX_ASYNDETON_WORDS) & (conj_per_colon == 0))
             | ((cw.count <= MAX_LONG_MEMBER_WORDS) & ~opens_conj)
         )
+        fits &= ~address_cola(names, seg, cw)
         connectives = CONNECTIVES.get(words.lang, frozenset())
         forms = words.forms
         opens = numpy.zeros(m, dtype=bool)  # the colon opens with a connective
@@ -441,7 +470,7 @@ def asyndeton_candidates(
             found.append(make_candidate("asyndeton", members, members, len(members)))
             taken.update(s for s, _ in members)
     if doc.has_annotation("DEP"):
-        found += _coordinated(doc, words, taken)
+        found += _coordinated(doc, words, taken, names)
     found.sort(key=lambda c: c.start)
     return found
 

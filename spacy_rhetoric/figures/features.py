@@ -33,6 +33,7 @@ part of speech).
 | `member_sentences` | share of consecutive members in different sentences |
 | `identical_share` | share of the members' distinct words found in every member |
 | `repeated_nearby` | log(1 + other uses of the repeated word near it: a topic word) |
+| `shape_*` ... `q_*` | the figures of thought (``THOUGHT_FEATURES``; ``thought``) |
 """
 
 import math
@@ -46,6 +47,26 @@ from .candidates import Candidate
 from .segment import Segmentation
 from .words import Words
 
+# the columns of the figures of thought (``thought.thought_features``; 0 for the others)
+THOUGHT_FEATURES = (
+    "shape_corrective",
+    "shape_negated",
+    "shape_antonyms",
+    "shape_contrast",
+    "antonym_pairs",
+    "negation_asymmetry",
+    "contrast_word",
+    "support_same_pos",
+    "q_interrogative",
+    "q_yes_no",
+    "q_particle",
+    "q_negated",
+    "q_series",
+    "q_answer",
+    "q_dialogue",
+    "q_words",
+    "q_second_person",
+)
 POS_COLUMNS = ("NOUN", "PROPN", "VERB", "ADJ", "ADV", "PRON", "DET", "ADP", "CCONJ")
 FEATURES = (
     ("bias",)
@@ -76,6 +97,7 @@ FEATURES = (
         "identical_share",
         "repeated_nearby",
     )
+    + THOUGHT_FEATURES
 )
 # ``repeated_nearby`` counts the repeated word (by lemma or stem) this many tokens either
 # side of the instance, outside it: a topic word comes back ("rats ... a rat cage")

@@ -123,6 +123,30 @@ PRIOR: Dict[str, Dict[str, Any]] = {
             "short_word": -1.0,
         },
     },
+    # opposed words: a correction ("not X but Y") or a lexicon's antonyms in parallel cola
+    "antithesis": {
+        "bias": -1.5,
+        "weights": {
+            "shape_corrective": 2.0,
+            "antonym_pairs": 1.5,
+            "negation_asymmetry": 0.5,
+            "contrast_word": 0.5,
+            "support_same_pos": 0.5,
+            "length_ratio": 0.5,
+        },
+    },
+    # in a speech most questions are asked for effect; a question another speaker
+    # answers is a question
+    "rhetorical_question": {
+        "bias": 0.5,
+        "weights": {
+            "q_particle": 1.0,
+            "q_negated": 0.8,
+            "q_series": 0.5,
+            "q_answer": 0.5,
+            "q_dialogue": -2.0,
+        },
+    },
 }
 
 

@@ -1,6 +1,6 @@
 """displaCy colours of the figure labels (entry point ``spacy_displacy_colors``): one
 colour per figure, one hue per family (edges blue-green, linking orange, in place red,
-conjunction violet, sound yellow), so ``displacy.render(doc, style="span",
+conjunction violet, sound yellow, thought grey-green), so ``displacy.render(doc, style="span",
 options={"spans_key": "figures"})`` shows the families at a glance."""
 
 from typing import Dict
@@ -17,6 +17,8 @@ COLORS = {
     "polysyndeton": "#aa9cfc",
     "asyndeton": "#c887fb",
     "alliteration": "#ffeb80",
+    "antithesis": "#b5d99c",
+    "rhetorical_question": "#d9e7b0",
 }
 
 

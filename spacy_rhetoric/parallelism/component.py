@@ -13,7 +13,10 @@ Both groups keep the scores in their ``attrs`` ("parallelism_scores": {id: score
 "parallelism_branch_scores": {id: [[start, end, score], ...]}), so they survive DocBin
 round trips, and read through ``span._.parallelism_score`` (the score of the branch's
 parallelism) and ``span._.parallelism_branch_score`` (the branch's own). How the scores
-are made and calibrated: see confidence.py.
+are made and calibrated: see confidence.py. A parallelism whose branches only name or
+address people ("Vice President Johnson, Mr. Speaker, ..., fellow citizens") is
+dropped from both (``reading.drop_name_lists``) and counted in the group's attrs
+("parallelism_name_lists_dropped").
 """
 
 from itertools import islice
@@ -58,7 +61,7 @@ from .linker import (
     read_branches,
 )
 from .model import set_weights_dtype, with_torch_averages
-from .reading import SPELLINGS, respelled, tidy_branches
+from .reading import SPELLINGS, drop_name_lists, respelled, tidy_branches
 from .tag_codec import decode_strata, encode_strata
 from .tag_constraints import transition_constraints
 from .tags import BEGIN, END, LINKED_BEGIN, OUTSIDE, TagScheme, join_link, parse_tag, split_link
@@ -117,6 +120,9 @@ DEFAULT_CANDIDATES_KEY = "parallelism_candidates"
 SCORES_ATTR = "parallelism_scores"
 BRANCH_SCORES_ATTR = "parallelism_branch_scores"
 SOURCES_ATTR = "parallelism_sources"
+# how many decoded parallelisms a group lacks because their branches only name or
+# address people (``reading.drop_name_lists``)
+NAME_LISTS_ATTR = "parallelism_name_lists_dropped"
 CANDIDATE_PREFIX = "c"
 
 
@@ -697,12 +703,14 @@ class ParallelismTagger(TrainablePipe):
                 decode_strata(tags, self.scheme) if len(doc) else [],
                 self.min_word_share,
             )
+            decoded, name_lists = drop_name_lists(doc, decoded)
             labels = self.type_parallelisms(doc, [offsets for offsets, _ in decoded])
             items = [
                 (offsets, label, stratum)
                 for (offsets, stratum), label in zip(decoded, labels, strict=True)
             ]
             set_parallelisms(doc, items, key)
+            doc.spans[key].attrs[NAME_LISTS_ATTR] = name_lists
             if not isinstance(tags, TagRows):
                 continue  # rows without evidence: no scores
             evidence = [
@@ -752,6 +760,7 @@ class ParallelismTagger(TrainablePipe):
             for k in range(len(offsets) - 1):
                 first = (*evidence[k][:2], None)  # its link leads outside the pair
                 add(offsets[k : k + 2], stratum, [first, evidence[k + 1]], "split")
+        candidates, name_lists = drop_name_lists(doc, candidates)
         scores = [
             score_parallelisms([(offsets, evidence)], calibration, source)[0]
             for offsets, _, evidence, source in candidates
@@ -772,6 +781,7 @@ class ParallelismTagger(TrainablePipe):
         group = SpanGroup(doc, name=self.candidates_key, spans=spans)
         group.attrs[STRATA_ATTR] = {pid: candidates[n][1] for pid, n in zip(ids, order)}
         group.attrs[SOURCES_ATTR] = {pid: candidates[n][3] for pid, n in zip(ids, order)}
+        group.attrs[NAME_LISTS_ATTR] = name_lists
         _write_scores(group, ids, offsets, [scores[n] for n in order])
         doc.spans[self.candidates_key] = group
 

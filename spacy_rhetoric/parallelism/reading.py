@@ -1,7 +1,8 @@
 """How the parallelism tagger reads a doc and tidies what it decodes: the spellings
 its encoder may read (``SPELLINGS``; a tagger's ``spelling`` setting), the respelled copy
 of a doc it reads, and decoded branches tidied: trimmed of whitespace tokens, and dropped
-where they are not words."""
+where they are not words; and parallelisms dropped whose branches only name or address
+people (``drop_name_lists``)."""
 
 from typing import Callable, Dict, List, Sequence, Tuple
 
@@ -9,7 +10,8 @@ from spacy.attrs import ORTH, SPACY
 from spacy.tokens import Doc, Span
 
 from ..corpora.latin import classical_latin, normalize_latin
-from ..corpora.util import carry_language
+from ..corpora.util import carry_language, doc_language
+from ..names import doc_names, is_name_list
 
 SPELLINGS: Dict[str, Callable[[str], str]] = {
     "lower": str.lower,
@@ -56,6 +58,22 @@ def tidy_branches(
         if len(branches) >= 2:
             tidied.append((tuple(branches), stratum))
     return tidied
+
+
+def drop_name_lists(doc: Doc, decoded: Sequence[Tuple]) -> Tuple[List, int]:
+    """Decoded parallelisms without the lists of names, titles and forms of address
+    ("Vice President Johnson, Mr. Speaker, Mr. Chief Justice, ..., reverend clergy,
+    fellow citizens": ``names.is_name_list``): branches alike because names and titles
+    are, which a reader dismisses at once.
+
+    doc (Doc): the doc the offsets refer to (its language: ``doc_language``).
+    decoded (Sequence[Tuple]): per parallelism a tuple whose first item is its branch
+        offsets ((branch offsets, stratum) as decoded, or with more items).
+    RETURNS (Tuple[List, int]): the parallelisms kept (as given), and how many were dropped.
+    """
+    names = doc_names(doc, doc_language(doc))
+    kept = [item for item in decoded if not is_name_list(names, item[0])]
+    return kept, len(decoded) - len(kept)
 
 
 def respelled(doc: Doc, spelling: str) -> Doc:
