@@ -402,27 +402,16 @@ def test_score_reads_the_keys_target(judge, n_right, met):
         ),
     ],
 )
-def test_bad_sheet_options_fail_in_one_line(tmp_path, args, message):
+def test_bad_sheet_options_fail_in_one_line(judge, tmp_path, args, message):
+    """In process (the script's main, as its command line calls it): a one-line exit
+    message, before any pipeline loads or anything is written."""
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     lang = [] if "--lang" in args else ["--lang", "en"]
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(PATH),
-            "sheet",
-            *lang,
-            "--data",
-            str(tmp_path),
-            "--out",
-            str(tmp_path / "out"),
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("figures_judge:") and message in lines[0]
+    argv = ["sheet", *lang, "--data", str(tmp_path), "--out", str(tmp_path / "out"), *args]
+    with pytest.raises(SystemExit) as exited:
+        judge.main(argv)
+    text = str(exited.value.code)
+    assert len(text.splitlines()) == 1 and text.startswith("figures_judge:") and message in text
     assert not (tmp_path / "out").exists()
 
 

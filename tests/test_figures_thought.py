@@ -168,11 +168,11 @@ def test_reported_on_a_speech(en):
 @pytest.mark.parametrize(
     "text",
     [
-        "good bad " * 50_000,
-        "good, bad, " * 50_000,
-        "why? " * 50_000,
-        "not good but bad " * 25_000,
-        "Why did he go? " * 20_000,
+        "good bad " * 20_000,
+        "good, bad, " * 20_000,
+        "why? " * 20_000,
+        "not good but bad " * 10_000,
+        "Why did he go? " * 8_000,
     ],
 )
 def test_repetition_of_any_length_stays_fast_and_small(text):
@@ -180,7 +180,7 @@ def test_repetition_of_any_length_stays_fast_and_small(text):
     nlp.add_pipe("figure_finder", config={"figures": list(thought.FIGURES)})
     start = time.perf_counter()
     doc = nlp(text)
-    assert time.perf_counter() - start < 15
+    assert time.perf_counter() - start < 10  # linear: quadratic work takes minutes
     assert doc.spans["figures"].attrs["figure_found"] <= 10
 
 
