@@ -118,32 +118,29 @@ def _side(words: Words, seg: Segmentation, start: int, end: int, to_colon: bool)
     return ranges
 
 
-def _content_range(words: Words, start: int, end: int, last: bool = False) -> Optional[Range]:
-    """The stretch of at most ``MAX_SIDE_WORDS`` content words in [start, end): the
-    first ones (or the last ones), as one token range; None where there is none."""
-    span = range(end - 1, start - 1, -1) if last else range(start, end)
+def _last_content(words: Words, start: int, end: int) -> Optional[Range]:
+    """The stretch of the last ``MAX_SIDE_WORDS`` content words in [start, end), as one
+    token range; None where there is none."""
     chosen: List[int] = []
-    for t in span:
+    for t in range(end - 1, start - 1, -1):
         if words.is_content[t]:
             chosen.append(t)
             if len(chosen) == MAX_SIDE_WORDS:
                 break
     if not chosen:
         return None
-    return min(chosen), max(chosen) + 1
+    return chosen[-1], chosen[0] + 1
 
 
 def _colon_span(seg: Segmentation, c: int) -> Range:
     return int(seg.starts[c]), int(seg.ends[c])
 
 
-def _sentence_bounds(seg: Segmentation, n: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """RETURNS: per token, the first token of its sentence and one past its last."""
+def _sentence_starts(seg: Segmentation) -> numpy.ndarray:
+    """RETURNS (numpy.ndarray): per token, the first token of its sentence."""
     sent = seg.token_sentence
-    change = numpy.flatnonzero(numpy.diff(sent)) + 1
-    starts = numpy.concatenate(([0], change))
-    ends = numpy.concatenate((change, [n]))
-    return starts[sent], ends[sent]
+    starts = numpy.concatenate(([0], numpy.flatnonzero(numpy.diff(sent)) + 1))
+    return starts[sent]
 
 
 def corrective_candidates(
@@ -157,7 +154,7 @@ def corrective_candidates(
     if not negations:
         return []
     forms, n = words.forms, len(words.forms)
-    sent_start, _ = _sentence_bounds(seg, n)
+    sent_start = _sentence_starts(seg)
     found: List[Tuple[str, Candidate]] = []
     additive, also = ADDITIVE[lang], ALSO[lang]
     last_negation = -1
@@ -195,7 +192,7 @@ def _negated(
     if c <= 0 or int(cw.first[c]) != i or int(seg.sentence[c - 1]) != int(seg.sentence[c]):
         return
     y = _side(words, seg, i + 1, int(seg.ends[c]), True)
-    x = _content_range(words, int(seg.starts[c - 1]), int(seg.ends[c - 1]), last=True)
+    x = _last_content(words, int(seg.starts[c - 1]), int(seg.ends[c - 1]))
     if x is not None and y:
         members = [_colon_span(seg, c - 1), _colon_span(seg, c)]
         found.append(("negated", make_candidate("antithesis", members, [x] + y)))
@@ -445,7 +442,7 @@ def question_candidates(words: Words, seg: Segmentation) -> List[Candidate]:
     """One candidate per question mark: from the start of its sentence, or the word
     after the previous sentence-final mark, to the mark (see the module docstring)."""
     forms, n = words.forms, len(words.forms)
-    sent_start, _ = _sentence_bounds(seg, n)
+    sent_start = _sentence_starts(seg)
     found: List[Candidate] = []
     previous = -1  # the last sentence-final mark
     for t in range(n):
