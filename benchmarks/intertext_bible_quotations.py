@@ -226,6 +226,35 @@ def embedded_quotations(
     return out
 
 
+def english_pairs(kjv: IntertextIndex, hosts: Sequence[str]) -> List[Tuple[str, int]]:
+    """Synthetic English quotations: fragments of the KJV (400) and of five other
+    translations (120 each) put into ``hosts``, each with its KJV verse's row."""
+    pairs = embedded_quotations(
+        hosts, [(t, kjv.row_of[r]) for r, t in read_bible("kjv").verses], 400
+    )
+    for seed, name in enumerate(("asv", "wbs", "ylt", "bbe", "web"), start=2):
+        verses = [(t, kjv.row_of[r]) for r, t in read_bible(name).verses if r in kjv.row_of]
+        pairs += embedded_quotations(hosts, verses, 120, seed)
+    return pairs
+
+
+def latin_pairs(latin: IntertextIndex, hosts: Sequence[str]) -> List[Tuple[str, int]]:
+    """Synthetic Latin quotations: fragments of the index's Vulgate verses (400) and of
+    the second Latin psalter of the Tesserae Vulgate (400) put into ``hosts``, each with
+    its Vulgate verse's row."""
+    from spacy_rhetoric.intertext.bible import vulgate_dir
+
+    psalter = vulgate_dir() / "jerome.vulgate.part.21a.old_latin_psalms.tess"
+    second = []
+    for line in psalter.read_text("utf8").splitlines():
+        m = re.match(r"<Vulgate Old Latin Psalms\.(\d+)\.(\d+)>\s*(.*)", line)
+        label = f"Psalms {int(m.group(1))}:{int(m.group(2))}{VULGATE_SUFFIX}" if m else None
+        if label in latin.row_of and m.group(3).strip():
+            second.append((m.group(3).strip(), latin.row_of[label]))
+    vulgate = [(latin.texts[r], r) for r, i in enumerate(latin.ids) if i.endswith(VULGATE_SUFFIX)]
+    return embedded_quotations(hosts, vulgate, 400) + embedded_quotations(hosts, second, 400, 2)
+
+
 def train_bible_reranker(index, pairs: List[Tuple[str, int]], negatives: Searched, names, fusion):
     searched = Searched(index, [t for t, _ in pairs], names)
     X, y = [], []
@@ -538,15 +567,12 @@ def english_profile(pipeline: str, texts: List[str], precision: str) -> Dict:
     return out
 
 
-def virgil_links(index_dir: str, labels: Path, rerankers: Dict[str, Tuple[str, float]]) -> Dict:
-    """The Loci Similes links to Virgil on the Latin index (Virgil + Vulgate): recall over
-    the links whose source is a line of Virgil, precision over every link made to any of
-    the 463 queries (a link outside the gold rows counts as wrong), per reranker
-    (name -> (file, threshold)). The packaged reranker was trained on these links."""
+def loci_similes_gold(index: IntertextIndex, labels: Path) -> Tuple[Dict[str, str], Dict]:
+    """The Loci Similes queries (seg_id -> text) and, per query, the index rows of each of
+    its gold links whose source the index holds (seg_id -> [rows, ...])."""
     from spacy_rhetoric.corpora.loci_similes import convert_loci_similes
     from spacy_rhetoric.intertext.train import source_rows
 
-    index = IntertextIndex.from_disk(index_dir, mmap=False)
     conversion = convert_loci_similes(labels)
     source_texts = {d.user_data["seg_id"]: d.text for d in conversion.splits["sources"]}
     queries: Dict[str, str] = {}
@@ -562,6 +588,29 @@ def virgil_links(index_dir: str, labels: Path, rerankers: Dict[str, Tuple[str, f
                     rows = source_rows(index, link["source_id"], source_texts[link["source_id"]])
                     if rows:
                         items.setdefault(q, []).append(rows)
+    return queries, items
+
+
+def loci_similes_counts(index: IntertextIndex, names, items, links) -> Tuple[int, int, int]:
+    """Gold links found, links right and links made, over the queries ``names`` and their
+    links (source labels), against ``loci_similes_gold``'s items."""
+    found = right = total = 0
+    for q, linked in zip(names, links):
+        rows = {index.row_of[lab] for lab in linked}
+        gold = set().union(*items.get(q, [set()]))
+        found += sum(bool(r & rows) for r in items.get(q, []))
+        right += len(rows & gold)
+        total += len(rows)
+    return found, right, total
+
+
+def virgil_links(index_dir: str, labels: Path, rerankers: Dict[str, Tuple[str, float]]) -> Dict:
+    """The Loci Similes links to Virgil on the Latin index (Virgil + Vulgate): recall over
+    the links whose source is a line of Virgil, precision over every link made to any of
+    the 463 queries (a link outside the gold rows counts as wrong), per reranker
+    (name -> (file, threshold)). The packaged reranker was trained on these links."""
+    index = IntertextIndex.from_disk(index_dir, mmap=False)
+    queries, items = loci_similes_gold(index, labels)
     names = sorted(queries)
     out: Dict = {"queries": len(names), "virgil_links": sum(len(v) for v in items.values())}
     for name, (file, threshold) in rerankers.items():
@@ -569,13 +618,7 @@ def virgil_links(index_dir: str, labels: Path, rerankers: Dict[str, Tuple[str, f
         apply_fusion(index, reranker)
         searched = Searched(index, [queries[q] for q in names], reranker.features)
         links = searched.links(reranker, threshold)
-        found = right = total = 0
-        for q, linked in zip(names, links):
-            rows = {index.row_of[lab] for lab in linked}
-            gold = set().union(*items.get(q, [set()]))
-            found += sum(bool(r & rows) for r in items.get(q, []))
-            right += len(rows & gold)
-            total += len(rows)
+        found, right, total = loci_similes_counts(index, names, items, links)
         out[name] = {
             "threshold": threshold,
             "recall": found / max(1, out["virgil_links"]),
@@ -718,12 +761,7 @@ def main() -> None:
         # (120 each) put into EWT dev sentences of the first half (the reranker's
         # negatives), each with its KJV verse
         hosts = ewt_dev[: len(ewt_dev) // 2]
-        pairs = embedded_quotations(
-            hosts, [(t, kjv.row_of[r]) for r, t in read_bible("kjv").verses], 400
-        )
-        for seed, name in enumerate(("asv", "wbs", "ylt", "bbe", "web"), start=2):
-            verses = [(t, kjv.row_of[r]) for r, t in read_bible(name).verses if r in kjv.row_of]
-            pairs += embedded_quotations(hosts, verses, 120, seed)
+        pairs = english_pairs(kjv, hosts)
         indexes = {"dense": args.en_index}
         if args.en_lexical:
             indexes["lexical"] = args.en_lexical
@@ -740,28 +778,7 @@ def main() -> None:
         prose = prose_sentences(Path(args.latin_prose), ("caesar", "cicero"))
         thirds = [prose[i::3] for i in range(3)]
         latin = IntertextIndex.from_disk(args.la_index, mmap=False)
-        from spacy_rhetoric.intertext.bible import vulgate_dir
-
-        second = [
-            line
-            for line in (vulgate_dir() / "jerome.vulgate.part.21a.old_latin_psalms.tess")
-            .read_text("utf8")
-            .splitlines()
-            if line.strip()
-        ]
-        pairs_all = []
-        for line in second:
-            m = re.match(r"<Vulgate Old Latin Psalms\.(\d+)\.(\d+)>\s*(.*)", line)
-            label = f"Psalms {int(m.group(1))}:{int(m.group(2))}{VULGATE_SUFFIX}" if m else None
-            if label in latin.row_of and m.group(3).strip():
-                pairs_all.append((m.group(3).strip(), latin.row_of[label]))
-        # training queries: fragments of the Vulgate (400) and of the second psalter (400)
-        # put into the first third's sentences, each with its Vulgate verse
-        vulgate = [
-            (latin.texts[r], r) for r, i in enumerate(latin.ids) if i.endswith(VULGATE_SUFFIX)
-        ]
-        pairs = embedded_quotations(thirds[0], vulgate, 400)
-        pairs += embedded_quotations(thirds[0], pairs_all, 400, 2)
+        pairs = latin_pairs(latin, thirds[0])
         other = None
         if args.la_virgil:
             other = matcher_links(args.la_virgil, args.la_virgil_reranker)

@@ -1,2 +1,2 @@
 __title__ = "spacy_rhetoric"
-__version__ = "0.9.0"
+__version__ = "0.10.0"

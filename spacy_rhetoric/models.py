@@ -120,6 +120,7 @@ JOINT_CORPUS = ("convert-asp", "convert-pse", "convert-rhetoric")
 _FALSE_LINKS = "loci_similes/{}/broad_distractors_reranker_cv/{}"
 # a figure from another results file: "FILE#path"
 _TWO = "benchmarks/results/intertext_bible_two_matchers.json#"
+_UNITS_LA = "benchmarks/results/intertext_units_la.json#"
 INTERTEXT_PERFORMANCE = (
     "benchmarks/results/intertext_false_links.json",
     (
@@ -137,12 +138,15 @@ INTERTEXT_PERFORMANCE = (
         ("intertext_virgil_int8_r", _TWO + "la_two_virgil/virgil_index/packaged/recall"),
         ("intertext_virgil_int8_p",
          _TWO + "la_two_virgil/virgil_index/packaged/precision_all_queries"),
-        ("intertext_vulgate_test_found", _TWO + "la_two/test/found"),
-        ("intertext_vulgate_test_found_quotation", _TWO + "la_two/test/found_quotation"),
-        ("intertext_vulgate_test_found_allusion", _TWO + "la_two/test/found_allusion"),
-        ("intertext_vulgate_test_precision", _TWO + "la_two/test/precision"),
+        # 0.3.0: the Vulgate matcher by units (its reranker and thresholds chosen on the
+        # dev half), on the test half of the Vulgate quotations and Latin prose without
+        # scripture (both matchers' links counted)
+        ("intertext_vulgate_test_found", _UNITS_LA + "la/test/found"),
+        ("intertext_vulgate_test_found_quotation", _UNITS_LA + "la/test/found_quotation"),
+        ("intertext_vulgate_test_found_allusion", _UNITS_LA + "la/test/found_allusion"),
+        ("intertext_vulgate_test_precision", _UNITS_LA + "la/test/precision"),
         ("intertext_vulgate_false_links_per_100_sentences",
-         _TWO + "la_two/test/false_links_per_100_sentences"),
+         _UNITS_LA + "la/test/false_links_per_100_sentences"),
     ),
 )  # fmt: skip
 # what the Bible intertext package's meta reports: the gold quotations' test half at the
@@ -153,7 +157,7 @@ _BIBLE = "{}/test/{}"
 
 def _bible_performance(lang: str) -> Tuple[str, Tuple[Tuple[str, str], ...]]:
     return (
-        "benchmarks/results/intertext_bible_quotations.json",
+        f"benchmarks/results/intertext_units_{lang}.json",
         (
             ("intertext_bible_test_found", _BIBLE.format(lang, "found")),
             ("intertext_bible_test_found_quotation", _BIBLE.format(lang, "found_quotation")),
@@ -161,9 +165,8 @@ def _bible_performance(lang: str) -> Tuple[str, Tuple[Tuple[str, str], ...]]:
             ("intertext_bible_test_precision", _BIBLE.format(lang, "precision")),
             ("intertext_false_links_per_100_sentences",
              _BIBLE.format(lang, "false_links_per_100_sentences")),
-            # the median of the shipped precision timed against float32, alternating
-            ("intertext_seconds_per_10000_tokens",
-             f"{lang}/speed_precisions/precisions/auto/added_s_median"),
+            # the median of three fresh processes, alternating with 0.1.1's
+            ("intertext_seconds_per_10000_tokens", "speed/units/added_s_median"),
         ),
     )  # fmt: skip
 
@@ -275,9 +278,11 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
             "two intertext_matchers writing into one span group: an index of Virgil (Aeneid, "
             "Georgics, Eclogues: every verse line; lexical + multilingual-e5-small, int8) "
             "with the reranker trained on the Loci Similes links against all ten source "
-            "authors; and an index of the Vulgate (every verse, labelled 'James 4:6 "
-            "(Vulgate)'; lexical + multilingual-e5-small, 128 principal dimensions, int8) "
-            "with the reranker and threshold chosen on the Vulgate quotations dev half",
+            "authors (one query a sentence); and an index of the Vulgate (every verse, "
+            "labelled 'James 4:6 (Vulgate)'; lexical + multilingual-e5-small, 128 principal "
+            "dimensions, int8), each sentence searched whole and by its cola, announced and "
+            "quoted words, with the reranker and the thresholds of quotations and allusions "
+            "chosen on the Vulgate quotations dev half",
             VIRGIL_LICENCE, ("latin-corpora", "loci-similes"), ("pipeline-intertext-la",),
             "training/intertext-la/model", package="la_rhetoric_intertext",
             sources=(
@@ -328,9 +333,10 @@ MODEL_SPECS: Dict[str, ModelSpec] = {
             "intertext-en", "en", "intertext",
             "intertext_matcher with an index of the King James Version (every verse, "
             "labelled 'Matthew 7:1'; lexical + multilingual-e5-small, 128 principal "
-            "dimensions, int8; queries encoded in bfloat16 where the CPU has it natively) "
-            "and the reranker and threshold chosen on the Bible quotations dev half and UD "
-            "English-EWT dev",
+            "dimensions, int8; queries encoded in bfloat16 where the CPU has it natively), "
+            "each sentence searched whole and by its cola, announced and quoted words, with "
+            "the reranker and the thresholds of quotations and allusions chosen on the Bible "
+            "quotations dev half and UD English-EWT dev",
             KJV_LICENCE, (), ("pipeline-intertext-en",),
             "training/intertext-en/model", package="en_rhetoric_intertext",
             sources=(

@@ -437,14 +437,19 @@ def test_shipped_index_links_augustine_to_virgil(tmp_path):
     assert "reranker saved with the pipeline (trained on 545 gold links" in note.detail
     analysis = analyze_files(analyzer, [SAMPLES / "la_augustine_civitas.txt"])
     links = [f for f in analysis_data(analysis)["findings"] if f["kind"] == "intertext"]
-    # Virgil's lines, and the Vulgate verse Augustine quotes (Iac. 4:6) from the second
-    # source of the same package
+    # Virgil's lines (by sentences), and the Vulgate verses Augustine quotes from the
+    # second source of the same package, each on its words: Iac. 4:6 and, inside a long
+    # sentence, Ps. 93:15 ("quoadusque iustitia convertatur in iudicium")
     assert {f["label"] for f in links} == {
         "verg. aen. 6.853",
         "verg. aen. 1.67",
         "James 4:6 (Vulgate)",
+        "Psalms 93:15 (Vulgate)",
     }
-    assert all(f["score"] > 0.9 for f in links)  # the reranker's probabilities
+    quoted = {f["label"]: f["text"] for f in links}
+    assert quoted["Psalms 93:15 (Vulgate)"] == "quoadusque iustitia convertatur in iudicium"
+    assert quoted["verg. aen. 6.853"].startswith("Hoc vero, quod Dei est")  # the sentence
+    assert all(f["score"] > 0.8 for f in links)  # the reranker's probabilities
 
 
 def test_shipped_kjv_index_links_english_quotations(tmp_path):
@@ -460,7 +465,8 @@ def test_shipped_kjv_index_links_english_quotations(tmp_path):
     note = next(n for n in analyzer.notes if n.component == "intertext")
     assert note.ran and "shipped index intertext-en" in note.detail, note.detail
     assert "31102 source segments" in note.detail
-    assert "reranker saved with the pipeline (trained on synthetic Bible quotations" in note.detail
+    assert "reranker saved with the pipeline (trained on the units of synthetic Bible" in note.detail
+    assert "queries: sentences and their units" in note.detail
     text = tmp_path / "lincoln.txt"
     text.write_text(
         "With malice toward none, we went home. But let us judge not, that we be not "
@@ -508,7 +514,8 @@ def test_intertext_index(no_models, tmp_path):
     # no reranker, no threshold and an index too small for a default one: said loudly;
     # --top-k and --threshold narrow the links
     assert "WARNING: the index has no reranker and is too small" in note.detail
-    assert "top 10" in note.detail and "queries: sentences (rule-based sentencizer)" in note.detail
+    assert "top 10" in note.detail
+    assert "queries: sentences and their units (rule-based sentencizer)" in note.detail
     narrow = build_analyzer(
         "la", index=tmp_path / "index", threshold=1e9, top_k=1, packaged_reranker=False
     )

@@ -29,10 +29,12 @@ def index_dir(tmp_path_factory):
 
 
 def _nlp(index_dir, **cfg):
-    # the linking mechanics without the packaged reranker (tested on its own below)
+    # the linking mechanics without the packaged reranker (tested on its own below), a
+    # query a sentence (queries inside the sentence: test_intertext_units.py)
     nlp = spacy.blank("la")
     nlp.add_pipe("sentencizer")
-    config = {"index_path": str(index_dir), "k": 3, "packaged_reranker": False, **cfg}
+    config = {"index_path": str(index_dir), "k": 3, "packaged_reranker": False,
+              "units": False, **cfg}  # fmt: skip
     nlp.add_pipe("intertext_matcher", config=config)
     return nlp
 
@@ -70,6 +72,8 @@ def test_matcher_links_sentences(index_dir):
         "similarity",
         "probability",
         "rank",
+        "kind",
+        "parallels",
     }
     assert link["probability"] is None and link["rank"] == 1
     assert [s.text for s, _ in doc._.intertext_links] == [s.text for s in spans]
@@ -305,7 +309,7 @@ def test_pipeline_ships_a_portable_reranker_instead_of_the_index_own(index_dir, 
     assert "the reranker portable.json" in nlp.meta["description"]
     assert _links(nlp(TEXT)) == expected
     # set on a matcher whose index is already open, the reranker brings its fusion along
-    opened = _nlp(bare)
+    opened = _nlp(bare, units=True)  # as index_pipeline builds it
     matcher = opened.get_pipe("intertext_matcher")
     matcher.index  # noqa: B018  (opens the index: no reranker of its own, none packaged)
     from spacy_rhetoric.intertext.pipeline import read_portable_reranker
@@ -567,7 +571,7 @@ def vulgate_dir(tmp_path_factory):
 def _two_matchers(index_dir, vulgate_dir, overwrite=False):
     nlp = _nlp(index_dir)
     config = {"index_path": str(vulgate_dir), "k": 3, "packaged_reranker": False,
-              "overwrite": overwrite}  # fmt: skip
+              "overwrite": overwrite, "units": False}  # fmt: skip
     nlp.add_pipe("intertext_matcher", name="intertext_vulgate", config=config)
     return nlp
 

@@ -134,4 +134,9 @@ def test_shipped_latin_package_links_virgil_and_the_vulgate():
     assert "Vulgate: public domain text" in note.licence
     found = analysis_data(analyze_files(analyzer, [sample]))["findings"]
     labels = {f["label"] for f in found if f["kind"] == "intertext"}
-    assert labels == {"James 4:6 (Vulgate)", "verg. aen. 6.853", "verg. aen. 1.67"}
+    assert labels == {
+        "James 4:6 (Vulgate)",
+        "Psalms 93:15 (Vulgate)",
+        "verg. aen. 6.853",
+        "verg. aen. 1.67",
+    }

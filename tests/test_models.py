@@ -102,7 +102,7 @@ def test_kjv_package_states_its_licence_and_scores():
     assert "Crown patent" in spec.licence
     kjv = [source for source in spec.sources if source[0].startswith("King James Version")]
     assert len(kjv) == 1 and "United Kingdom (Crown patent)" in kjv[0][2]
-    assert spec.performance[0] == "benchmarks/results/intertext_bible_quotations.json"
+    assert spec.performance[0] == "benchmarks/results/intertext_units_en.json"
     path = models.installed_path(spec)
     if path is None:
         pytest.skip("en_rhetoric_intertext is not installed (pip install -r requirements.txt)")
@@ -510,7 +510,7 @@ def test_shipped_parallelism_wheels_predict_at_their_precision(package):
 
 
 def test_latin_intertext_package_states_both_sources_and_their_scores(tmp_path):
-    """la_rhetoric_intertext 0.2.0 names Virgil's and the Vulgate's texts and licences,
+    """la_rhetoric_intertext 0.3.0 names Virgil's and the Vulgate's texts and licences,
     and reports Virgil's figures and the Vulgate test half from two results files."""
     spec = models.get_spec("intertext-la")
     assert (spec.lang, spec.role, spec.package) == ("la", "intertext", "la_rhetoric_intertext")
@@ -518,7 +518,7 @@ def test_latin_intertext_package_states_both_sources_and_their_scores(tmp_path):
     assert any(source[0].startswith("Jerome's Vulgate") for source in spec.sources)
     keys = dict(spec.performance[1])
     assert keys["intertext_vulgate_test_found"].startswith(
-        "benchmarks/results/intertext_bible_two_matchers.json#"
+        "benchmarks/results/intertext_units_la.json#"
     )
     # a figure in another results file is read beside the first; a missing one fails
     first, second = tmp_path / "a.json", tmp_path / "b.json"

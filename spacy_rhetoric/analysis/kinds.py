@@ -306,11 +306,17 @@ def _best_score(link: Dict[str, Any], dense: bool) -> Optional[float]:
     return None
 
 
+def _source_name(link: Dict[str, Any]) -> str:
+    """A linked source's id, "(allusion)" after it where the span does not quote it word
+    for word (``intertext.units``)."""
+    return link["source_id"] + (" (allusion)" if link.get("kind") == "allusion" else "")
+
+
 def _intertext_finding(item: Any, name: str, ident: str, base: int) -> Item:
     span, links = item
     dense = any(link.get("similarity") for link in links)
     score = _best_score(links[0], dense) if links else None
-    parts = [f"{link['source_id']}: {link['source_text']}" for link in links[:3]]
+    parts = [f"{_source_name(link)}: {link['source_text']}" for link in links[:3]]
     label = links[0]["source_id"] if links else span.label_
     return span_finding("intertext", name, ident, span, base, score, parts, label=label)
 
@@ -335,6 +341,7 @@ def _intertext_details(item: Any, ident: str) -> List[Item]:
             "span": ident,
             "query": span.text,
             "source_id": link["source_id"],
+            "kind": link.get("kind", ""),
             "source_text": link["source_text"],
             "retrieval": link["retrieval_score"] * 100,
             "similarity": link["similarity"],

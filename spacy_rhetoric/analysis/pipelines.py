@@ -688,9 +688,11 @@ def _add_intertext(
     config = {"index_path": str(index), "k": top_k, "threshold": threshold,
               "packaged_reranker": packaged, "overwrite": overwrite}  # fmt: skip
     if saved_with is not None and (saved_with / "cfg").is_file():  # as the pipeline saved it
-        precision = srsly.read_json(saved_with / "cfg").get("precision")
-        if precision is not None:
-            config["precision"] = precision
+        saved_cfg = srsly.read_json(saved_with / "cfg")
+        for key in ("precision", "allusion_threshold"):
+            if saved_cfg.get(key) is not None:
+                config[key] = saved_cfg[key]
+        config["units"] = saved_cfg.get("units", False)  # saved before units: sentences
     matcher = nlp.add_pipe("intertext_matcher", name=name, config=config)
     try:
         saved = load_reranker(saved_with) if saved_with is not None else None
@@ -698,6 +700,7 @@ def _add_intertext(
             matcher.set_reranker(saved)
         size = len(matcher.index)
         used = link_threshold(matcher.reranker, threshold, matcher.index)
+        allusions = matcher.thresholds(matcher.reranker)[1]
     except (OSError, ValueError, KeyError) as err:
         raise AnalyzeError(f"intertext_matcher cannot open the index {index}: {err}") from None
     splitter = "parser" if nlp.has_pipe("parser") else "senter"
@@ -705,18 +708,25 @@ def _add_intertext(
         splitter = "rule-based sentencizer"
     label = label or f"index {index.name}"
     origin = provenance or {"source": "option", "path": str(index)}
-    detail = f"intertext_matcher, {label} ({size} source segments; queries: sentences "
+    queries = "sentences and their units" if matcher.cfg["units"] else "sentences"
+    detail = f"intertext_matcher, {label} ({size} source segments; queries: {queries} "
     detail += f"({splitter})"
+    if allusions is not None and used is not None and allusions != used:
+        allusion_note = f" (allusions >= {allusions:.3f})"
+    else:
+        allusion_note = ""
     train = "train a reranker with `python -m spacy_rhetoric intertext train LABELS --index INDEX`"
     if saved is not None:
         detail += (
             f"; reranker saved with the pipeline ({saved.origin}), links with probability "
-            f">= {used:.3f} among the top {top_k})"
+            f">= {used:.3f}{allusion_note} among the top {top_k})"
         )
         return Note(lang, "intertext", True, detail, **origin)
     own = (index / RERANKER_FILE).is_file()
     if matcher.reranker is not None and own:
-        detail += f"; reranker, links with probability >= {used:.3f} among the top {top_k})"
+        detail += (
+            f"; reranker, links with probability >= {used:.3f}{allusion_note} among the top {top_k})"
+        )
         return Note(lang, "intertext", True, detail, **origin)
     if matcher.reranker is not None:
         detail += (

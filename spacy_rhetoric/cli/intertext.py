@@ -279,6 +279,11 @@ def intertext_pipeline_cli(
         help="The query encoder's arithmetic: float32, bfloat16 or auto (bfloat16 where the "
         "CPU computes it natively; default: the component's, auto)",
     ),
+    sentences: bool = Opt(
+        False,
+        "--sentences",
+        help="Query each sentence alone, not also by its cola, announced and quoted words",
+    ),
 ) -> None:
     """Save a spaCy pipeline (sentencizer + intertext_matcher) with the index inside it,
     ready for `spacy package` or `spacy.load`."""
@@ -287,7 +292,7 @@ def intertext_pipeline_cli(
     try:
         nlp = index_pipeline(
             index_dir, lang, k, name=name, description=description, reranker=reranker,
-            precision=precision,
+            precision=precision, units=not sentences,
         )  # fmt: skip
     except ImportError:  # spacy.blank: no such language
         msg.fail(f"intertext pipeline: unknown language '{lang}' (a spaCy language code)", exits=1)

@@ -1,10 +1,15 @@
-"""Intertextuality (Loci Similes): Latin normalisation and the shared-rarity lexical
-channel (``lexical``), the bi-encoder channel (``dense``), the persisted two-channel
-index (``index``), the pair-feature reranker (``rerank``, trained by ``train``), the
-``intertext_matcher`` component (``component``), metrics (``metrics``), the Loci
-Similes benchmark pools (``benchmark``), their folds (``folds``) and the
-cross-validation protocols (``evaluate``), HTML rendering (``render``) and CLI
-commands (``commands``). sentence-transformers is imported only when an encoder is
+"""Intertextuality: quotations of and allusions to a source corpus (Virgil and the
+classical authors of Loci Similes, the Bible in English and Latin, or an index of one's
+own). Latin normalisation and the shared-rarity lexical channel (``lexical``), character
+n-grams (``chars``), the bi-encoder channel (``dense``), the persisted two-channel index
+(``index``), Bible texts as sources (``bible``), the pair-feature reranker (``rerank``,
+trained by ``train``; the tuned query encoder ``query_encoder``, ``query_crossfit``),
+queries inside the sentence and quotation alignment (``units``), where a candidate
+becomes a link (``link``; the default threshold of an index without a reranker,
+``null``), the ``intertext_matcher`` component (``component``) and its pipelines
+(``pipeline``), metrics (``metrics``), the Loci Similes benchmark pools (``benchmark``),
+their folds (``folds``) and the cross-validation protocols (``evaluate``), and HTML
+rendering (``render``). sentence-transformers is imported only when an encoder is
 loaded."""
 
 from .index import Candidate, IntertextIndex

@@ -3,26 +3,36 @@ source passages it quotes, paraphrases or alludes to, using a prebuilt
 ``IntertextIndex`` (see index.py) and, if it has one, its trained reranker (saved with
 the component).
 
-For each segment with at least one link, ``doc.spans[spans_key]`` gets a span
+Each sentence is searched whole and by its parts (``units``, the default since
+``en_rhetoric_intertext`` 0.2.0 and ``la_rhetoric_intertext`` 0.3.0; ``units.py``): its
+cola, two adjacent cola, the words after an announcing cue ("dixit", "saith"), and the
+words that follow a found source word for word. A source's best unit speaks for it; a
+link to a source the sentence quotes word for word (``units.is_quoted``) is a
+*quotation* and marks the quoted words, any other an *allusion* (its own threshold,
+``allusion_threshold``) and marks its unit. So one sentence may carry several spans,
+each on the words it draws on.
+
+For each group of words with at least one link, ``doc.spans[spans_key]`` gets a span
 labelled "intertext"; ``span._.intertext_links`` holds its links, best first, each a
 dict with ``source_id``, ``source_text``, ``retrieval_score`` (fused), ``lexical``
-(shared-rarity score), ``similarity`` (cosine), ``probability`` (reranker, or None) and
-``rank``. ``doc._.intertext_links`` lists (span, links) for the whole doc.
+(shared-rarity score), ``similarity`` (cosine), ``probability`` (reranker, or None),
+``rank`` and ``kind`` ("quotation" or "allusion"). ``doc._.intertext_links`` lists
+(span, links) for the whole doc.
 
 Several matchers, one per source (Virgil and the Vulgate in ``la_rhetoric_intertext``),
 write into one span group: the first replaces the group (``overwrite``, the default), the
-later ones with ``overwrite = false`` add to it. A segment that an earlier matcher linked
-keeps its span, and the later matcher's links follow the earlier ones in its
+later ones with ``overwrite = false`` add to it. Words that an earlier matcher linked
+keep their span, and the later matcher's links follow the earlier ones in its
 ``_.intertext_links`` (each matcher's links best first by its own reranker; a span's
-extension values are keyed by its characters, so two spans of one sentence would share
-them).
+extension values are keyed by its characters, so the links of equal words are merged).
 
 Which candidates become links: with a reranker (the index's own, else the packaged one
-for its kind, see ``rerank.index_reranker``), those among the top ``k`` whose
-probability >= ``threshold`` (None: the threshold the reranker was trained with);
+for its kind, see ``rerank.index_reranker``), those among a sentence's top ``k`` whose
+probability >= ``threshold`` (None: the threshold the reranker was trained with; an
+allusion: >= ``allusion_threshold``, None: the reranker's, else ``threshold``);
 without one, the top ``k`` whose cosine similarity (lexical score for a lexical-only
 index) >= ``threshold`` (None: the index's default, a similarity that unrelated source
-segments rarely reach, see ``null.py``; -1: all k). See ``link.link_segments``.
+segments rarely reach, see ``null.py``; -1: all k). See ``units.unit_links``.
 
 The query sentences are encoded in the arithmetic ``precision`` names: "float32",
 "bfloat16", or "auto" (bfloat16 where the CPU computes it natively, AVX512-BF16 or AMX,
@@ -42,8 +52,9 @@ from spacy.util import minibatch
 
 from .dense import check_query_precision
 from .index import META_FILE, IntertextIndex
-from .link import link_segments
+from .link import link_threshold
 from .rerank import RERANKER_FILE, FeatureReranker, apply_fusion, index_reranker, load_reranker
+from .units import reranked, search_units, unit_links
 
 SPANS_KEY = "intertext"
 LABEL = "intertext"
@@ -85,6 +96,8 @@ def get_intertext_links(doc: Doc, spans_key: str = SPANS_KEY) -> List[Tuple[Span
         "precision": DEFAULT_PRECISION,
         "spans_key": SPANS_KEY,
         "overwrite": True,
+        "units": True,
+        "allusion_threshold": None,
         "scorer": {"@scorers": "spacy-rhetoric.intertext_scorer.v1"},
     },
     default_score_weights={"intertext_f": 1.0, "intertext_p": 0.0, "intertext_r": 0.0},
@@ -103,6 +116,8 @@ def make_intertext_matcher(
     precision: str,
     spans_key: str,
     overwrite: bool,
+    units: bool,
+    allusion_threshold: Optional[float],
     scorer: Optional[Callable],
 ) -> "IntertextMatcher":
     """Create an ``intertext_matcher``.
@@ -127,6 +142,12 @@ def make_intertext_matcher(
     spans_key (str): the span group to write.
     overwrite (bool): replace the span group; False: add to what an earlier matcher
         wrote there (a second source in the same pipeline).
+    units (bool): query each sentence by its parts too (cola, announced words, the
+        words that quote a source; ``units.py``), each link on the words it draws on;
+        False: the sentence alone (pipelines saved before the setting existed).
+    allusion_threshold (Optional[float]): the threshold of links to sources the
+        sentence does not quote word for word (None: the reranker's, if it has one,
+        else ``threshold``'s).
     scorer (Optional[Callable]): the scoring method (recall@k, MRR, P/R/F1).
     """
     return IntertextMatcher(
@@ -143,6 +164,8 @@ def make_intertext_matcher(
         precision=precision,
         spans_key=spans_key,
         overwrite=overwrite,
+        units=units,
+        allusion_threshold=allusion_threshold,
         scorer=scorer,
     )
 
@@ -174,6 +197,8 @@ class IntertextMatcher(Pipe):
         precision: str = DEFAULT_PRECISION,
         spans_key: str = SPANS_KEY,
         overwrite: bool = True,
+        units: bool = True,
+        allusion_threshold: Optional[float] = None,
         scorer: Optional[Callable] = None,
         index: Optional[IntertextIndex] = None,
         reranker: Optional[FeatureReranker] = None,
@@ -200,6 +225,8 @@ class IntertextMatcher(Pipe):
             "precision": precision,
             "spans_key": spans_key,
             "overwrite": overwrite,
+            "units": units,
+            "allusion_threshold": allusion_threshold,
         }
         self.scorer = scorer
         self._index = index
@@ -283,9 +310,13 @@ class IntertextMatcher(Pipe):
             yield from docs
 
     def predict(self, docs: Iterable[Doc]) -> List[List[Tuple[Span, List[Dict]]]]:
-        """Link every segment of the docs (see ``link.link_segments``).
+        """Link every segment of the docs: its units searched and reranked
+        (``units.search_units``), a source's best unit speaking for it
+        (``units.unit_links``).
 
-        RETURNS (List[List[Tuple[Span, List[Dict]]]]): per doc, (segment, its links).
+        RETURNS (List[List[Tuple[Span, List[Dict]]]]): per doc, (segment, its links);
+            each link's ``start_char`` and ``end_char`` are the words it draws on, in
+            the segment's text.
         """
         docs = list(docs)
         per_doc = [self.segments(doc) for doc in docs]
@@ -296,23 +327,43 @@ class IntertextMatcher(Pipe):
         precision = self.cfg.get("precision", SAVED_PRECISION)
         check_query_precision(precision, "intertext_matcher")  # cfg may have been edited
         index.query_precision = precision
-        ranked = link_segments(
+        reranker = self.reranker if self.cfg["rerank"] else None
+        threshold, allusion = self.thresholds(reranker)
+        searched = search_units(
             index,
             [span.text for span in spans],
-            self.reranker if self.cfg["rerank"] else None,
             k=self.cfg["k"],
             pool=self.cfg["pool"],
-            threshold=self.cfg["threshold"],
+            names=reranker.features if reranker is not None else None,
+            units=self.cfg.get("units", False),
         )
         links_of = [
-            [{key: v for key, v in row.items() if key != "link"} for row in rows if row["link"]]
-            for rows in ranked
+            [
+                {key: v for key, v in row.items() if key != "link"}
+                for row in unit_links(
+                    index, pairs, reranked(pairs, reranker), threshold, allusion, self.cfg["k"]
+                )
+                if row["link"]
+            ]
+            for pairs in searched
         ]
         out, i = [], 0
         for spans_of_doc in per_doc:
             out.append(list(zip(spans_of_doc, links_of[i : i + len(spans_of_doc)])))
             i += len(spans_of_doc)
         return out
+
+    def thresholds(
+        self, reranker: Optional[FeatureReranker]
+    ) -> Tuple[Optional[float], Optional[float]]:
+        """The thresholds in force: of quotations (``link.link_threshold``) and of
+        allusions (the configured one, else the reranker's unless a threshold was
+        configured, else the quotations')."""
+        threshold = link_threshold(reranker, self.cfg["threshold"], self.index)
+        allusion = self.cfg.get("allusion_threshold")
+        if allusion is None and reranker is not None and self.cfg["threshold"] is None:
+            allusion = reranker.allusion_threshold
+        return threshold, (threshold if allusion is None else allusion)
 
     def set_annotations(self, docs: Iterable[Doc], predictions) -> None:
         key = self.cfg["spans_key"]
@@ -322,16 +373,16 @@ class IntertextMatcher(Pipe):
             by_tokens = {(span.start, span.end): span for span in earlier}
             group = list(earlier)
             for segment, links in pairs:
-                if not links:
-                    continue
-                span = by_tokens.get((segment.start, segment.end))
-                if span is not None:  # linked by an earlier matcher: its links come first
-                    span._.intertext_links = list(span._.intertext_links or []) + links
-                    continue
-                span = Span(doc, segment.start, segment.end, label=LABEL)
-                span._.intertext_links = links
-                group.append(span)
-            doc.spans[key] = sorted(group, key=lambda s: (s.start, s.end)) if add else group
+                for (start, end), marked in _by_words(segment, links):
+                    span = by_tokens.get((start, end))
+                    if span is not None:  # linked by an earlier matcher: its links first
+                        span._.intertext_links = list(span._.intertext_links or []) + marked
+                        continue
+                    span = Span(doc, start, end, label=LABEL)
+                    span._.intertext_links = marked
+                    by_tokens[(start, end)] = span
+                    group.append(span)
+            doc.spans[key] = sorted(group, key=lambda s: (s.start, s.end))
 
     def to_disk(self, path, *, exclude=tuple()) -> None:
         """Save the settings (with the index's absolute path) and the reranker; with
@@ -356,6 +407,7 @@ class IntertextMatcher(Pipe):
         path = Path(path)
         saved = srsly.read_json(path / "cfg")
         saved.setdefault("precision", SAVED_PRECISION)  # saved before the setting existed
+        saved.setdefault("units", False)  # ... and before queries inside the sentence
         self.cfg.update(saved)
         if (path / STORED_INDEX / META_FILE).is_file():
             self.cfg["index_path"] = _absolute(path / STORED_INDEX)
@@ -372,7 +424,7 @@ class IntertextMatcher(Pipe):
 
     def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "IntertextMatcher":
         data = srsly.json_loads(bytes_data)
-        self.cfg.update({"precision": SAVED_PRECISION, **data["cfg"]})
+        self.cfg.update({"precision": SAVED_PRECISION, "units": False, **data["cfg"]})
         self._index = None
         self.reranker = FeatureReranker.from_dict(data["reranker"]) if data["reranker"] else None
         self._reranker_read = self.reranker is not None
@@ -384,6 +436,22 @@ class IntertextMatcher(Pipe):
         if state.get("cfg", {}).get("index_path") is not None:
             state["_index"] = None
         return state
+
+
+def _by_words(segment: Span, links: List[Dict]) -> List[Tuple[Tuple[int, int], List[Dict]]]:
+    """A segment's links grouped by the tokens they draw on (their characters, widened
+    to whole tokens), in the order of each group's best link."""
+    groups: Dict[Tuple[int, int], List[Dict]] = {}
+    base = segment.start_char
+    for link in links:
+        start = base + link.pop("start_char", 0)
+        end = base + link.pop("end_char", len(segment.text))
+        words = segment.doc.char_span(start, end, alignment_mode="expand")
+        where = (words.start, words.end) if words is not None and len(words) else (
+            segment.start, segment.end
+        )  # fmt: skip
+        groups.setdefault(where, []).append(link)
+    return list(groups.items())
 
 
 def _absolute(path: Optional[Union[str, Path]]) -> Optional[str]:

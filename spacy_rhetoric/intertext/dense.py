@@ -190,6 +190,71 @@ def encode(
     return out
 
 
+def encode_units(
+    encoder: Any,
+    texts: Sequence[str],
+    units: Sequence[Sequence[Tuple[int, int]]],
+    batch_size: int = 64,
+    prompt_name: Optional[str] = None,
+    precision: str = "float32",
+) -> List[np.ndarray]:
+    """Vectors of parts of texts from one encoding of each text: a part's vector is the
+    mean of the text's word-piece states that overlap its characters, with the prompt's
+    and the special tokens' (which a text encoded alone pools too), L2-normalised. A
+    part of the whole text gets the text's own vector (``encode``'s); a part wholly past
+    the encoder's length limit is encoded on its own.
+
+    encoder (SentenceTransformer): a bi-encoder that pools by the mean.
+    texts (Sequence[str]): the texts.
+    units (Sequence[Sequence[Tuple[int, int]]]): per text, character ranges of it.
+    batch_size (int): texts per forward pass.
+    prompt_name (Optional[str]): "query" or "passage" (see ``encode``).
+    precision (str): the encoder's arithmetic (see ``encode``).
+    RETURNS (List[np.ndarray]): per text, (len(units), dim) float32.
+    """
+    dimension = getattr(encoder, "get_embedding_dimension", None)
+    dim = (dimension or encoder.get_sentence_embedding_dimension)()
+    out = [np.zeros((len(us), dim), dtype=np.float32) for us in units]
+    if len(texts) == 0:
+        return out
+    prefix = prompt_prefix(encoder, prompt_name)
+    shift = len(prefix)
+    order = np.argsort([-len(t) for t in texts], kind="stable")
+    full = [prefix + texts[i] for i in order]
+    with encoder_precision(precision):
+        states = encoder.encode(
+            full,
+            batch_size=batch_size,
+            show_progress_bar=False,
+            output_value="token_embeddings",
+            convert_to_numpy=False,
+        )
+    offsets = encoder.tokenizer(
+        full, truncation=True, max_length=encoder.max_seq_length, return_offsets_mapping=True
+    )["offset_mapping"]
+    alone: List[Tuple[int, int]] = []
+    for slot, i in enumerate(order.tolist()):
+        state = np.asarray(states[slot].float().numpy(), dtype=np.float32)
+        spans = np.asarray(offsets[slot][: len(state)], dtype=np.int64).reshape(-1, 2)
+        starts, ends = spans[:, 0], spans[:, 1]
+        base = (starts == ends) | (ends <= shift)  # special and prompt tokens
+        for u, (a, b) in enumerate(units[i]):
+            inside = (starts < b + shift) & (ends > a + shift) & ~base
+            if not inside.any():
+                alone.append((i, u))
+                continue
+            vector = state[inside | base].mean(axis=0)
+            out[i][u] = vector / max(float(np.linalg.norm(vector)), 1e-12)
+    if alone:
+        vectors = encode(
+            encoder, [texts[i][slice(*units[i][u])] for i, u in alone],
+            batch_size=batch_size, prompt_name=prompt_name, precision=precision,
+        )  # fmt: skip
+        for (i, u), vector in zip(alone, vectors):
+            out[i][u] = vector
+    return out
+
+
 def topk_inner(
     queries: np.ndarray,
     matrix: Union[np.ndarray, np.memmap],

@@ -31,6 +31,7 @@ def index_pipeline(
     description: str = "",
     reranker: Optional[Union[str, Path]] = None,
     precision: Optional[str] = None,
+    units: bool = True,
 ) -> Language:
     """Build the pipeline around an index (opened now, so a bad index fails here).
 
@@ -48,6 +49,8 @@ def index_pipeline(
         the same kind (the same dense model, or lexical only).
     precision (Optional[str]): the query encoder's arithmetic ("float32", "bfloat16",
         "auto"; None: the component's default).
+    units (bool): query each sentence by its parts too (``units.py``); False: the
+        sentence alone.
     RETURNS (Language): the pipeline; ``nlp.to_disk`` copies the index into it.
     RAISES FileNotFoundError, ValueError: the folder is not a readable index, or the
         reranker file is missing, malformed or carries no fusion.
@@ -59,7 +62,7 @@ def index_pipeline(
     nlp = spacy.blank(lang)
     nlp.add_pipe("sentencizer")
     config = {"index_path": str(index_dir), "k": k, "threshold": threshold,
-              "store_index": True}  # fmt: skip
+              "store_index": True, "units": units}  # fmt: skip
     if precision is not None:
         config["precision"] = precision
     matcher = nlp.add_pipe("intertext_matcher", config=config)  # opens the index on first use
@@ -106,6 +109,7 @@ def add_source(
     k: int = 10,
     threshold: Optional[float] = None,
     precision: Optional[str] = None,
+    units: bool = True,
 ) -> Language:
     """Add an ``intertext_matcher`` over a further source index behind the pipeline's
     last one; it adds its links to the same span group (``overwrite = false``), so a
@@ -120,6 +124,7 @@ def add_source(
     k (int): candidates per sentence that may become links.
     threshold (Optional[float]): its link threshold (None: its reranker's).
     precision (Optional[str]): the query encoder's arithmetic (None: the component's).
+    units (bool): query each sentence by its parts too; False: the sentence alone.
     RETURNS (Language): the same pipeline.
     RAISES ValueError: no matcher before it, a name in use, or a reranker that does not
         fit the index.
@@ -138,7 +143,7 @@ def add_source(
     apply_fusion(index, chosen)
     first = nlp.get_pipe(matchers[0])
     config = {"index_path": str(index_dir), "k": k, "threshold": threshold,
-              "store_index": True, "overwrite": False,
+              "store_index": True, "overwrite": False, "units": units,
               "spans_key": first.cfg["spans_key"]}  # fmt: skip
     if precision is not None:
         config["precision"] = precision
@@ -159,12 +164,15 @@ def main(argv: Optional[list] = None) -> None:
     parser.add_argument("--reranker", type=Path, help="its portable reranker file")
     parser.add_argument("--top-k", type=int, default=10)
     parser.add_argument("--precision", choices=("float32", "bfloat16", "auto"))
+    parser.add_argument(
+        "--sentences", action="store_true", help="query each sentence alone (no units)"
+    )
     parser.add_argument("--description", default="", help="the pipeline's new description")
     args = parser.parse_args(argv)
     nlp = spacy.load(args.pipeline)
     try:
         add_source(nlp, args.index, args.name, args.reranker, args.top_k,
-                   precision=args.precision)  # fmt: skip
+                   precision=args.precision, units=not args.sentences)  # fmt: skip
     except (FileNotFoundError, ValueError, KeyError, OSError) as err:
         raise SystemExit(str(err)) from None
     if args.description:

@@ -47,6 +47,7 @@ def links_table(doc: Doc, spans_key: str = SPANS_KEY) -> str:
                 "<tr>"
                 f"<td>L{n}</td><td>{html.escape(span.text)}</td>"
                 f"<td>{html.escape(link['source_id'])}</td>"
+                f"<td>{html.escape(link.get('kind', ''))}</td>"
                 f"<td>{html.escape(link['source_text'])}</td>"
                 f"<td>{_value(link['retrieval_score'] * 100)}</td>"
                 f"<td>{_value(link['similarity'])}</td>"
@@ -56,7 +57,7 @@ def links_table(doc: Doc, spans_key: str = SPANS_KEY) -> str:
     if not rows:
         return ""
     head = (
-        "<tr><th>span</th><th>query</th><th>source</th><th>source text</th>"
+        "<tr><th>span</th><th>query</th><th>source</th><th>kind</th><th>source text</th>"
         "<th>retrieval</th><th>similarity</th><th>probability</th></tr>"
     )
     return (

@@ -44,6 +44,29 @@ FEATURES = (
 )
 # the features of a reranker trained on an index with character n-grams (``chars.py``)
 CHAR_FEATURES = ("chars",)
+# the features of a reranker trained on queries inside the sentence (``units.py``): the
+# terms a unit shares with the source in order, their idf mass, that mass as a share of
+# the source's and of the unit's, and of the words they span in the unit and the source
+ALIGN_FEATURES = (
+    "aligned_terms",
+    "aligned_mass",
+    "aligned_source_share",
+    "aligned_unit_share",
+    "aligned_unit_density",
+    "aligned_source_density",
+)
+FEATURE_SETS = (
+    FEATURES,
+    FEATURES + CHAR_FEATURES,
+    FEATURES + ALIGN_FEATURES,
+    FEATURES + CHAR_FEATURES + ALIGN_FEATURES,
+)
+
+
+def base_features(names: Sequence[str]) -> Tuple[str, ...]:
+    """RETURNS (Tuple[str, ...]): the features of ``names`` that ``pair_features``
+    computes (without the alignment's, which ``units.search_units`` adds)."""
+    return tuple(n for n in names if n not in ALIGN_FEATURES)
 
 
 def feature_names(index: IntertextIndex) -> Tuple[str, ...]:
@@ -55,9 +78,9 @@ def check_features(index: IntertextIndex, names: Sequence[str]) -> None:
     """RAISES ValueError: ``names`` is no feature set of this module, or needs the
     character n-grams an index built without ``--chars`` lacks."""
     names = tuple(names)
-    if names not in (FEATURES, FEATURES + CHAR_FEATURES):
+    if names not in FEATURE_SETS:
         raise ValueError(f"intertext reranker: unknown feature set {list(names)}")
-    if names != FEATURES and not index.cfg.get("chars"):
+    if CHAR_FEATURES[0] in names and not index.cfg.get("chars"):
         raise ValueError(
             "intertext reranker: it was trained on character n-grams, which this index "
             "lacks; rebuild the index with 'intertext index --chars LO-HI' or retrain it"
@@ -98,12 +121,13 @@ def pair_features(
     candidates (Sequence[Candidate]): its candidates.
     pool (int): the search pool (ranks are scaled by it).
     names (Optional[Sequence[str]]): FEATURES, or FEATURES + CHAR_FEATURES (None: those
-        of the index, ``feature_names``).
+        of the index, ``feature_names``); ALIGN_FEATURES among them are left out (see
+        ``units.search_units``).
     RETURNS (np.ndarray): (n_candidates, len(names)) float32.
     """
-    names = tuple(names) if names is not None else feature_names(index)
+    names = base_features(names) if names is not None else feature_names(index)
     check_features(index, names)
-    with_chars = names != FEATURES
+    with_chars = CHAR_FEATURES[0] in names
     idf = index.lexical.term_idf
     q_forms = forms(query)
     q_terms = [stem(f) for f in q_forms] if index.lexical.kind == "stem" else q_forms
@@ -163,6 +187,7 @@ class FeatureReranker:
         fusion: Optional[Dict[str, Any]] = None,
         origin: Optional[str] = None,
         features: Sequence[str] = FEATURES,
+        allusion_threshold: Optional[float] = None,
     ):
         self.model = model
         self.features = tuple(features)
@@ -173,6 +198,9 @@ class FeatureReranker:
         # reranker finds it in the index's meta.json) and says where it comes from
         self.fusion = fusion
         self.origin = origin
+        # links to sources not quoted word for word (``units.unit_links``) hold at this
+        # threshold (None: at ``threshold``, as quotations do)
+        self.allusion_threshold = allusion_threshold
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> "FeatureReranker":
         """X (np.ndarray): (n, n_features). y (np.ndarray): (n,) 0/1.
@@ -187,7 +215,8 @@ class FeatureReranker:
         # the feature set follows the width of pair_features' rows (with or without the
         # character n-grams' column)
         widths = {len(names): names for names in (FEATURES, FEATURES + CHAR_FEATURES)}
-        self.features = widths.get(np.shape(X)[-1], self.features)
+        if len(self.features) != np.shape(X)[-1]:
+            self.features = widths.get(np.shape(X)[-1], self.features)
         self.model = LogisticRegression(C=1.0 / self.l2).fit(X, y)
         return self
 
@@ -205,6 +234,11 @@ class FeatureReranker:
         """Set ``probability`` on each candidate and sort by it (best first)."""
         if not candidates:
             return candidates
+        if base_features(self.features) != self.features:
+            raise ValueError(
+                "intertext reranker: it reads the alignment of queries inside the sentence; "
+                "link with an intertext_matcher (units) or units.search_units"
+            )
         features = pair_features(index, query, candidates, self.pool, self.features)
         probs = self.predict_proba(features)
         for c, p in zip(candidates, probs):
@@ -226,15 +260,14 @@ class FeatureReranker:
             data["fusion"] = self.fusion
         if self.origin is not None:
             data["origin"] = self.origin
+        if self.allusion_threshold is not None:
+            data["allusion_threshold"] = self.allusion_threshold
         return data
 
     @classmethod
     def from_dict(cls, data: Dict) -> "FeatureReranker":
         features = tuple(data.get("features", ()))
-        if data.get("type") != "feature_logreg" or features not in (
-            FEATURES,
-            FEATURES + CHAR_FEATURES,
-        ):
+        if data.get("type") != "feature_logreg" or features not in FEATURE_SETS:
             raise ValueError(
                 "intertext reranker: unknown reranker type or feature set; retrain it with "
                 "'python -m spacy_rhetoric intertext train'"
@@ -251,6 +284,7 @@ class FeatureReranker:
             data.get("fusion"),
             data.get("origin"),
             features,
+            None if data.get("allusion_threshold") is None else float(data["allusion_threshold"]),
         )
 
 
