@@ -465,7 +465,7 @@ def test_shipped_kjv_index_links_english_quotations(tmp_path):
     note = next(n for n in analyzer.notes if n.component == "intertext")
     assert note.ran and "shipped index intertext-en" in note.detail, note.detail
     assert "31102 source segments" in note.detail
-    assert "reranker saved with the pipeline (trained on the units of synthetic Bible" in note.detail
+    assert "reranker saved with the pipeline (trained on the units of synthetic" in note.detail
     assert "queries: sentences and their units" in note.detail
     text = tmp_path / "lincoln.txt"
     text.write_text(

@@ -725,7 +725,8 @@ def _add_intertext(
     own = (index / RERANKER_FILE).is_file()
     if matcher.reranker is not None and own:
         detail += (
-            f"; reranker, links with probability >= {used:.3f}{allusion_note} among the top {top_k})"
+            f"; reranker, links with probability >= {used:.3f}{allusion_note} among the "
+            f"top {top_k})"
         )
         return Note(lang, "intertext", True, detail, **origin)
     if matcher.reranker is not None:

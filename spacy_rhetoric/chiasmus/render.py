@@ -8,7 +8,7 @@ from typing import Dict, List, Optional
 from spacy import displacy
 from spacy.tokens import Doc
 
-from ..parallelism.render import PALETTE, manual_doc, manual_span
+from ..displacy_spans import PALETTE, manual_doc, manual_span
 
 ROLE_COLORS = {"A": "#feca74", "B": "#7aecec", "C": "#bfeeb7"}
 
