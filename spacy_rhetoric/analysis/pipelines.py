@@ -672,7 +672,6 @@ def _add_intertext(
     index given with --index). ``name``, ``overwrite``: the component's name and whether
     it replaces the span group (False: a further source of the same pipeline adds to
     it)."""
-    from ..intertext.link import link_threshold
     from ..intertext.null import NULL_KEY
     from ..intertext.rerank import RERANKER_FILE, load_reranker
 
@@ -699,8 +698,7 @@ def _add_intertext(
         if saved is not None:
             matcher.set_reranker(saved)
         size = len(matcher.index)
-        used = link_threshold(matcher.reranker, threshold, matcher.index)
-        allusions = matcher.thresholds(matcher.reranker)[1]
+        used, allusions = matcher.thresholds(matcher.reranker)
     except (OSError, ValueError, KeyError) as err:
         raise AnalyzeError(f"intertext_matcher cannot open the index {index}: {err}") from None
     splitter = "parser" if nlp.has_pipe("parser") else "senter"

@@ -1,6 +1,8 @@
-"""Query segments linked to source passages: retrieval from an index, then the reranker
-(if any) and the link threshold. The one place where a candidate becomes a link, for
-``intertext_matcher``, ``analyze`` and ``intertext match`` alike."""
+"""Query segments linked to source passages, each text one query: retrieval from an
+index, then the reranker (if any) and the link threshold, for ``intertext match`` and
+the evaluation protocols. ``intertext_matcher`` (and so ``analyze``) links a sentence
+and its units (``units.unit_links``) with the same threshold rule
+(``link_threshold``)."""
 
 from typing import Any, Dict, List, Optional, Sequence
 

@@ -33,6 +33,7 @@ rows as pooling, at more cost: off).
 import math
 import re
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -308,17 +309,13 @@ def search_units(
             pairs.units.extend(new)
             second.append((i, new))
         run(second, alone=quoted_alone)
+    source_mass: Dict[int, float] = {}
     for i, pairs in enumerate(out):
-        order = np.argsort(pairs.unit_of, kind="stable")
-        pairs.unit_of = [pairs.unit_of[j] for j in order]
-        pairs.candidates = [pairs.candidates[j] for j in order]
+        # each unit's candidates lie together, in the order the units were searched
         blocks = [np.zeros((0, len(names)), dtype=np.float32)]
-        start, n = 0, len(pairs.candidates)
-        while start < n:
-            u = pairs.unit_of[start]
-            end = start
-            while end < n and pairs.unit_of[end] == u:
-                end += 1
+        start = 0
+        for u, group in groupby(pairs.unit_of):
+            end = start + len(list(group))
             a, b = pairs.units[u]
             block = pair_features(index, pairs.text[a:b], pairs.candidates[start:end], pool, base)
             if with_align:
@@ -327,10 +324,12 @@ def search_units(
                 for j, c in enumerate(pairs.candidates[start:end]):
                     run_ = pairs.aligned.get(c.row)
                     if run_ is not None and a <= run_[0] and run_[1] <= b:
+                        if c.row not in source_mass:
+                            source_mass[c.row] = _mass(terms_of(c.row), idf)
                         extra[j] = (
                             run_[2],
                             run_[3],
-                            run_[3] / _mass(terms_of(c.row), idf),
+                            run_[3] / source_mass[c.row],
                             run_[3] / unit_mass,
                             run_[4],
                             run_[5],
@@ -429,6 +428,4 @@ def fold_parallels(rows: List[Dict]) -> List[Dict]:
 
 def reranked(pairs: UnitPairs, reranker: Optional[FeatureReranker]) -> Optional[np.ndarray]:
     """The reranker's probability of each pair (None without a reranker)."""
-    if reranker is None:
-        return None
-    return reranker.predict_proba(pairs.features) if len(pairs.candidates) else np.zeros(0)
+    return None if reranker is None else reranker.predict_proba(pairs.features)
