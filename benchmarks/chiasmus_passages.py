@@ -1,7 +1,7 @@
 """One chiasmus per passage: how many chiasmi ``chiasmus_finder`` reports per 1,000 tokens
 of classical Latin when each candidate counts (the reports of 0.8.0 and before: every
 candidate above the threshold) and when the variants of one passage are one report
-(``chiasmus.component.passage_heads``), and whether a gold chiasmus of the rhetoric corpus
+(``chiasmus.passages.passage_heads``), and whether a gold chiasmus of the rhetoric corpus
 that a report matched is still matched after.
 
 The passages of ``benchmarks/data/rhetoric-corpus/la.jsonl`` (train and dev halves only;
@@ -27,7 +27,7 @@ import numpy
 import spacy
 import srsly
 
-from spacy_rhetoric.chiasmus.component import kept_candidates
+from spacy_rhetoric.chiasmus.passages import kept_candidates
 from spacy_rhetoric.corpora.rhetoric import read_records
 from spacy_rhetoric.figures.metrics import match_findings, shared_units
 from spacy_rhetoric.textio import collect_files, paragraphs, read_text

@@ -36,7 +36,7 @@ def main() -> None:
         read_passages,
     )
     from spacy_rhetoric.figures.metrics import is_match
-    from spacy_rhetoric.figures.train import feature_finder, process
+    from spacy_rhetoric.figures.training_data import feature_finder, process
 
     result = {"splits": splits}
     for lang in CORPUS_LANGUAGES:

@@ -483,7 +483,7 @@ def text_source(lang: str, texts_from: str) -> str:
 def _gold_texts(lang: str) -> List[str]:
     """The figures gold set's texts of a language ([] where the gold set is missing)."""
     try:
-        from spacy_rhetoric.figures.train import read_gold
+        from spacy_rhetoric.figures.training_data import read_gold
 
         return [row["text"] for row in read_gold() if row.get("lang") == lang]
     except (OSError, ValueError):
@@ -540,7 +540,7 @@ def base_pipeline(lang: str) -> Any:
     import spacy
 
     import spacy_rhetoric  # noqa: F401  (registers figure_finder)
-    from spacy_rhetoric.analysis.pipelines import LANGUAGE_MODELS
+    from spacy_rhetoric.analysis.languages import LANGUAGE_MODELS
     from spacy_rhetoric.models import resolve
 
     name = LANGUAGE_MODELS[lang]["base"]

@@ -18,7 +18,7 @@ import srsly
 from spacy.tokens import DocBin
 
 from spacy_rhetoric.encoders.convert import encoder_path
-from spacy_rhetoric.parallelism.component import SPELLINGS
+from spacy_rhetoric.parallelism.reading import SPELLINGS
 
 SPELLING_NAMES = ("", "latin", "latin-v")
 

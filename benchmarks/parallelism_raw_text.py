@@ -18,7 +18,7 @@ import srsly
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 
-from spacy_rhetoric.analysis.pipelines import PARALLELISM_NORMALIZERS
+from spacy_rhetoric.analysis.languages import PARALLELISM_NORMALIZERS
 from spacy_rhetoric.parallelism.metrics import score_parallelism
 
 KEYS = ("epm", "mpbm", "mbawo", "mwo")

@@ -1,7 +1,12 @@
 """spacy_rhetoric: a spaCy extension for computational rhetoric and philology.
 
 Importing the package registers its extension attributes, factories, architectures,
-scorers and readers with spaCy.
+scorers and readers with spaCy. ``cli`` calls ``analysis`` (the main job), which
+assembles the capabilities, one package each, none importing another's:
+``parallelism``, ``chiasmus``, ``figures``, ``intertext``, ``treebank``; ``scale`` runs
+a pipeline over a corpus. Below them: ``corpora``, ``encoders``, ``models`` and
+``model_specs`` (the named trained pipelines), and what several share (``stems``,
+``names``, ``displacy_spans``, ``textio``, ``logistic``).
 """
 
 from .about import __version__

@@ -37,8 +37,9 @@ PARTICLE_MAX_CHARS = 3  # a lower-case word between name words ("of", "the", "vo
 # languages that capitalise names (and sentence openings) only: untagged, a capital
 # inside a sentence marks a name (not German, which capitalises every noun)
 CAPITAL_NAMES = frozenset(["en", "la"])
-# languages whose base tagger is not trusted with PROPN (Latin: trained on Dante's Latin,
-# it tags a sentence's capitalised first word PROPN): the capital decides there
+# languages whose base tagger is not trusted (Latin: trained on Dante's Latin, it tags a
+# sentence's capitalised first word PROPN and misses classical forms): the capital
+# decides names there, and the figure rules compare words whatever their tag
 UNTRUSTED_POS = frozenset(["la"])
 SENTENCE_FINAL = frozenset([".", "!", "?", ";", ":", "…", "..."])
 VERB_POS = frozenset(["VERB", "AUX"])

@@ -18,13 +18,8 @@ from typer.testing import CliRunner
 
 import spacy_rhetoric  # noqa: F401
 from spacy_rhetoric.analysis.findings import analysis_data, document_stats
-from spacy_rhetoric.analysis.pipelines import (
-    LANGUAGES,
-    AnalyzeError,
-    Analyzer,
-    build_analyzer,
-    check_language,
-)
+from spacy_rhetoric.analysis.languages import LANGUAGES, AnalyzeError, check_language
+from spacy_rhetoric.analysis.pipelines import Analyzer, build_analyzer
 from spacy_rhetoric.analysis.report import analysis_page
 from spacy_rhetoric.analysis.run import analyze_files
 from spacy_rhetoric.cli import app

@@ -24,7 +24,7 @@ from spacy_rhetoric.chiasmus.calibration import (
     rate_bias,
     write_calibrations,
 )
-from spacy_rhetoric.chiasmus.component import kept_candidates
+from spacy_rhetoric.chiasmus.passages import kept_candidates
 from spacy_rhetoric.stems import StemPairs, same_stem
 
 REPO = Path(__file__).resolve().parents[1]

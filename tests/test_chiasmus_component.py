@@ -10,8 +10,9 @@ from thinc.api import fix_random_seed
 
 from spacy_rhetoric.chiasmus import component as chiasmus_component
 from spacy_rhetoric.chiasmus import metrics as chiasmus_metrics  # noqa: F401  (registers)
-from spacy_rhetoric.chiasmus.component import SCORE_KEYS, gold_candidates
+from spacy_rhetoric.chiasmus.component import SCORE_KEYS
 from spacy_rhetoric.chiasmus.render import render
+from spacy_rhetoric.chiasmus.spans import gold_candidates
 from spacy_rhetoric.chiasmus.suggester import ChiasmusSuggester
 from spacy_rhetoric.corpora.chiasmus import set_candidate
 

@@ -6,12 +6,12 @@ from hypothesis import strategies as st
 from spacy.tokens import Doc, SpanGroup
 from spacy.training import Example
 
-from spacy_rhetoric.chiasmus.component import POSITIONS_ATTR, SCORES_ATTR
 from spacy_rhetoric.chiasmus.metrics import (
     average_precision,
     chiasmus_ranking,
     score_chiasmus,
 )
+from spacy_rhetoric.chiasmus.spans import POSITIONS_ATTR, SCORES_ATTR
 from spacy_rhetoric.corpora.chiasmus import set_candidate
 
 

@@ -3,7 +3,6 @@
 import pytest
 import spacy
 
-from spacy_rhetoric.chiasmus.component import gold_candidates
 from spacy_rhetoric.chiasmus.crossval import cross_validate, settings_from_config
 from spacy_rhetoric.chiasmus.eval_german import (
     GERMAN_FULL,
@@ -17,6 +16,7 @@ from spacy_rhetoric.chiasmus.negatives import (
     running_text_summary,
     sample_inversions,
 )
+from spacy_rhetoric.chiasmus.spans import gold_candidates
 from spacy_rhetoric.chiasmus.suggester import build_chiasmus_suggester_v2
 
 CONLLU = """# newdoc id = a

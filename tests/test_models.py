@@ -446,6 +446,7 @@ def test_the_typer_reads_the_states_the_tagger_computed(request):
     import spacy
 
     from spacy_rhetoric import get_parallelisms
+    from spacy_rhetoric.parallelism.types import typing_encoder
 
     text = STRADDLE["la"][0]
     cached = spacy.load("la_rhetoric_parallelism")
@@ -459,7 +460,8 @@ def test_the_typer_reads_the_states_the_tagger_computed(request):
     computed = request.getfixturevalue("encoder_runs")  # counted from here on
     assert [(p.offsets, p.label) for p in get_parallelisms(nlp(text))] == expected
     assert computed == [1]
-    encoder, _ = nlp.get_pipe("parallelism_tagger")._typing_encoder()
+    tagger = nlp.get_pipe("parallelism_tagger")
+    encoder, _ = typing_encoder(tagger.model, tagger.cfg)
     assert encoder is not None and encoder.held == {}
 
 

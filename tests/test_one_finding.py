@@ -1,6 +1,6 @@
 """One finding per passage: the chiasmus finder's and the figure finder's variants.
 
-The greedy merges (``chiasmus.component.passage_heads``, ``figures.component.merge_variants``)
+The greedy merges (``chiasmus.passages.passage_heads``, ``figures.component.merge_variants``)
 against a brute-force reference of their definitions, their properties (no two kept
 findings are one passage; every merged candidate is a variant of a kept one that scores
 at least as high), and both components on real text.
@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 from spacy.tokens import Doc
 
 import spacy_rhetoric  # noqa: F401  (registers the finders)
-from spacy_rhetoric.chiasmus import component as chiasmus_component
-from spacy_rhetoric.chiasmus.component import passage_heads
+from spacy_rhetoric.chiasmus import passages as chiasmus_passages
+from spacy_rhetoric.chiasmus.passages import passage_heads
 from spacy_rhetoric.figures import component as figures_component
 from spacy_rhetoric.figures.component import merge_variants
 
-CHIASMUS_SHARE = Fraction(str(chiasmus_component.VARIANT_SHARE))
+CHIASMUS_SHARE = Fraction(str(chiasmus_passages.VARIANT_SHARE))
 FIGURE_SHARE = Fraction(str(figures_component.VARIANT_SHARE))
 
 

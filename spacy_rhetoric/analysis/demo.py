@@ -15,7 +15,8 @@ from spacy.tokens import Doc
 
 from ..corpora.parallelisms import set_parallelisms
 from .findings import Analysis, Document, Note, analysis_data
-from .pipelines import LANGUAGE_MODELS, build_analyzer
+from .languages import LANGUAGE_MODELS
+from .pipelines import build_analyzer
 from .report import analysis_page
 
 SAMPLES = Path(__file__).parent.parent / "data" / "samples"

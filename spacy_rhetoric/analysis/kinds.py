@@ -13,13 +13,9 @@ from ..corpora.parallelisms import get_parallelisms
 from ..intertext.component import SPANS_KEY as INTERTEXT_KEY
 from ..intertext.component import get_intertext_links
 from ..parallelism.component import (
-    BRANCH_SCORES_ATTR,
-    SCORES_ATTR,
-    SOURCES_ATTR,
-)
-from ..parallelism.component import (
     DEFAULT_CANDIDATES_KEY as PARALLELISM_CANDIDATES_KEY,
 )
+from ..parallelism.scores import BRANCH_SCORES_ATTR, SCORES_ATTR, SOURCES_ATTR
 
 CHIASMUS_KEY = "chiasmus"
 CHIASMUS_CANDIDATES_KEY = "chiasmus_candidates"

@@ -17,6 +17,8 @@ One :class:`Analyzer` per language holds
 
 Components that cannot run are skipped with a :class:`Note` saying why and how to
 enable them; notes appear in the terminal, in the HTML report and in the JSON.
+What each language can use is in ``languages``; the components added without a model
+of their own (``figure_finder``, ``intertext_matcher``) in ``components``.
 """
 
 from copy import deepcopy
@@ -38,70 +40,36 @@ import srsly
 from spacy.language import Language
 from spacy.tokens import Doc, Span, SpanGroup
 
-from ..about import __version__
 from ..chiasmus.calibration import HAND_SET, WEIGHTS_SOURCE
 from ..chiasmus.component import DEFAULT_REVIEW_PER_1000
-from ..corpora.latin import normalize_latin
 from ..corpora.parallelisms import DEFAULT_SPANS_KEY as PARALLELISM_KEY
 from ..corpora.parallelisms import set_parallelisms
 from ..corpora.util import LANGUAGE_KEY
 from ..encoders.vectors import pipeline_precision
-from ..figures.component import NOT_FOR
 from ..intertext.component import STORED_INDEX
 from ..intertext.index import META_FILE
 from ..models import build_hint, get_spec, resolve
 from ..parallelism.component import DEFAULT_CANDIDATES_KEY as PARALLELISM_CANDIDATES_KEY
 from ..textio import CHUNK_CHARS, text_chunks
-from .findings import Document, Note
-
-LANGUAGES = ("la", "de", "en", "zh")
-LANGUAGE_NAMES = {"la": "Latin", "de": "German", "en": "English", "zh": "Chinese"}
-COMPONENTS = ("base", "parallelism", "chiasmus", "figures", "displacement", "intertext")
-# The trained models each language can use, by component.
-LANGUAGE_MODELS: Dict[str, Dict[str, str]] = {
-    "la": {"base": "base-la-udante", "parallelism": "parallelism-la", "intertext": "intertext-la"},
-    "de": {"base": "base-de", "chiasmus": "chiasmus-de", "parallelism": "parallelism-xx"},
-    "en": {
-        "base": "base-en",
-        "chiasmus": "chiasmus-en",
-        "parallelism": "parallelism-xx",
-        "intertext": "intertext-en",
-    },
-    "zh": {"base": "base-zh", "parallelism": "parallelism-zh"},
-}
-# Languages for which chiasmus_finder runs with its hand-weighted rules where no trained
-# scorer is available: those calibrated on running text in the package's
-# spacy_rhetoric/data/chiasmus/calibration.json.
-RULE_CHIASMUS = (
-    "la",
-    "de",
-    "en",
-    # Chinese (回环): searched on the characters of each word (chiasmus_finder's
-    # units = "auto"), calibrated on UD Chinese-GSD
-    "zh",
+from .components import (
+    add_figures,
+    add_intertext,
+    has_pos,
+    has_pos_and_lemmas,
+    intertext_matchers,
+    source_name,
 )
-# How base tokens are spelled for the parallelism model (its training orthography).
-PARALLELISM_NORMALIZERS: Dict[str, Callable[[str], str]] = {"la": normalize_latin}
-
-
-PACKAGE_LICENCE = "MIT"  # setup.cfg's licence: the components that need no model
-
-
-class AnalyzeError(ValueError):
-    """Bad arguments to ``analyze`` (unknown language, unusable model or index)."""
-
-
-# components that ``analyze --skip`` switches off (the base pipeline always runs)
-SKIPPABLE = ("chiasmus", "displacement", "figures", "intertext", "parallelism")
-SKIPPED = "switched off (--skip {})"
-
-
-def check_language(lang: str) -> str:
-    """RETURNS (str): ``lang`` if analyze supports it. RAISES AnalyzeError otherwise."""
-    if lang not in LANGUAGES:
-        names = ", ".join(f"{code} ({LANGUAGE_NAMES[code]})" for code in LANGUAGES)
-        raise AnalyzeError(f"Unknown language '{lang}': analyze supports {names}.")
-    return lang
+from .findings import Document, Note
+from .languages import (
+    LANGUAGE_MODELS,
+    LANGUAGE_NAMES,
+    PARALLELISM_NORMALIZERS,
+    RULE_CHIASMUS,
+    SKIPPABLE,
+    SKIPPED,
+    AnalyzeError,
+    check_language,
+)
 
 
 def _copy_group(source: Doc, target: Doc, key: str) -> None:
@@ -371,7 +339,7 @@ def build_analyzer(
     chiasmus_path = None if "chiasmus" in skip else locate("chiasmus", note_missing=False)
     trained = None
     why = f"no trained scorer for {LANGUAGE_NAMES[lang]}"
-    if chiasmus_path is not None and not _has_pos_and_lemmas(nlp):
+    if chiasmus_path is not None and not has_pos_and_lemmas(nlp):
         why = (
             f"{wanted['chiasmus']} needs POS and lemmas but the base pipeline has no tagger: "
             f"{build_hint(wanted['base'])}"
@@ -393,11 +361,11 @@ def build_analyzer(
         notes.append(Note(lang, "chiasmus", False, SKIPPED.format("chiasmus")))
     elif lang in RULE_CHIASMUS:
         rules = nlp.add_pipe("chiasmus_finder")
-        reads = "POS and lemmas" if _has_pos_and_lemmas(nlp) else "forms (no tagger)"
+        reads = "POS and lemmas" if has_pos_and_lemmas(nlp) else "forms (no tagger)"
         if rules.cfg.get("units") in ("auto", "characters") and lang == "zh":
             reads = (
                 "the characters of each word"
-                + (" (with its POS)" if _has_pos(nlp) else "")
+                + (" (with its POS)" if has_pos(nlp) else "")
                 + ", spans on the words"
             )
         calibrated = rules.model.attrs.get("calibrated_for")
@@ -420,7 +388,7 @@ def build_analyzer(
     if "figures" in skip:
         notes.append(Note(lang, "figures", False, SKIPPED.format("figures")))
     else:
-        notes.append(_add_figures(nlp, lang))
+        notes.append(add_figures(nlp, lang))
 
     # displacement: needs a parse
     if "displacement" in skip:
@@ -485,7 +453,7 @@ def build_analyzer(
     if "intertext" in skip:
         notes.append(Note(lang, "intertext", False, SKIPPED.format("intertext")))
     elif index is not None:
-        notes.append(_add_intertext(nlp, lang, Path(index), threshold, top_k, packaged_reranker))
+        notes.append(add_intertext(nlp, lang, Path(index), threshold, top_k, packaged_reranker))
     elif not shipped_index:
         notes.append(Note(lang, "intertext", False, "switched off (--no-index)"))
     elif "intertext" not in wanted:
@@ -503,7 +471,7 @@ def build_analyzer(
         if intertext_path is not None:
             # every intertext_matcher of the shipped pipeline, one per source (Latin:
             # Virgil, then the Vulgate), in its order, into one span group
-            names = _intertext_matchers(intertext_path)
+            names = intertext_matchers(intertext_path)
             stored = [intertext_path / name / STORED_INDEX for name in names]
             if not all((path / META_FILE).is_file() for path in stored):
                 problem = f"model {wanted['intertext']} holds no index"
@@ -514,9 +482,9 @@ def build_analyzer(
                 details = []
                 try:
                     for i, (name, path) in enumerate(zip(names, stored)):
-                        note = _add_intertext(
+                        note = add_intertext(
                             nlp, lang, path, threshold, top_k, packaged_reranker,
-                            label=label if len(names) == 1 else f"{label}, {_source_name(path)}",
+                            label=label if len(names) == 1 else f"{label}, {source_name(path)}",
                             saved_with=intertext_path / name, provenance=origins["intertext"],
                             name=name, overwrite=i == 0,
                         )  # fmt: skip
@@ -537,221 +505,6 @@ def build_analyzer(
                 notes.append(note)
     normalize = PARALLELISM_NORMALIZERS.get(lang)
     return Analyzer(lang, nlp, parallelism, notes, normalize)
-
-
-def _assigns(nlp: Language) -> set:
-    """RETURNS (set): what the pipeline's components declare that they assign."""
-    assigns: set = set()
-    for name in nlp.pipe_names:
-        assigns.update(nlp.get_pipe_meta(name).assigns or [])
-    return assigns
-
-
-def _has_pos(nlp: Language) -> bool:
-    """Whether the pipeline sets POS (declared, or an attribute_ruler)."""
-    factories = {nlp.get_pipe_meta(name).factory for name in nlp.pipe_names}
-    return "attribute_ruler" in factories or "token.pos" in _assigns(nlp)
-
-
-def _add_figures(nlp: Language, lang: str) -> Note:
-    """Add ``figure_finder`` (its rules and the package's scorer need no model) and say
-    which scorer ranks (the package's, calibrated per language, or the hand-weighted
-    rule prior where no scorer ships), which figures the calibration leaves to the
-    review list (a threshold above 1), and what the finder reads."""
-    finder = nlp.add_pipe("figure_finder")
-    scorer = finder.scorer_model
-    remarks = []
-    if scorer.source != "prior" and not _has_pos(nlp):
-        # the packaged scorer was fitted on tagged text: untagged docs get the prior
-        scorer = getattr(finder, "untagged_model", scorer)
-        if scorer.source == "prior":
-            remarks.append("the calibrated scorer needs the base pipeline's POS")
-    version = ".".join(__version__.split(".")[:2])
-    if scorer.source == "prior":
-        ranked = "rules + the hand-weighted rule prior"
-        if finder.scorer_model.source == "prior":
-            remarks.append("no fitted scorer in this install")
-    else:
-        ranked = "rules + scorer calibrated per language"
-    if scorer.source != "prior" and not any(
-        lang in spec.get("languages", {}) for spec in scorer.figures.values()
-    ):
-        remarks.append(f"not calibrated for {LANGUAGE_NAMES[lang]}")
-    figures = [f for f in finder.cfg["figures"] if lang not in NOT_FOR.get(f, ())]
-    review_only = [f for f in figures if scorer.threshold(f, lang) > 1.0]
-    if review_only:
-        remarks.append(f"left to the review list by a threshold above 1: {', '.join(review_only)}")
-    assigns = _assigns(nlp)
-    reads = [
-        what
-        for what, found in (
-            ("POS", _has_pos(nlp)),
-            ("lemmas", _has_pos_and_lemmas(nlp) or "token.lemma" in assigns),
-            ("the parse", "token.dep" in assigns),
-        )
-        if found
-    ]
-    if reads:
-        remarks.append(f"on {', '.join(reads[:-1])}{' and ' if len(reads) > 1 else ''}{reads[-1]}")
-    else:
-        remarks.append("on word forms only: reduced features")
-    detail = f"figure_finder, {ranked}, spacy_rhetoric {version} ({'; '.join(remarks)})"
-    return Note(
-        lang, "figures", True, detail, package=f"spacy_rhetoric {__version__}",
-        source="package", licence=f"{PACKAGE_LICENCE} (the package's code)",
-    )  # fmt: skip
-
-
-def _has_pos_and_lemmas(nlp: Language) -> bool:
-    """Whether the pipeline sets POS and lemmas (declared by its components, or an
-    attribute_ruler, whose patterns may set both)."""
-    assigns = set()
-    for name in nlp.pipe_names:
-        meta = nlp.get_pipe_meta(name)
-        if meta.factory == "attribute_ruler":
-            return True
-        assigns.update(meta.assigns or [])
-    return "token.pos" in assigns and "token.lemma" in assigns
-
-
-def _intertext_matchers(pipeline: Path) -> List[str]:
-    """RETURNS (List[str]): the names of a saved pipeline's ``intertext_matcher``
-    components, in its order (its config lists none or cannot be read: the default
-    name, whose folder then says what is missing)."""
-    try:
-        config = spacy.util.load_config(pipeline / "config.cfg")
-    except (OSError, ValueError):
-        return ["intertext_matcher"]
-    components = config.get("components", {})
-    names = [
-        name
-        for name in config.get("nlp", {}).get("pipeline", [])
-        if components.get(name, {}).get("factory") == "intertext_matcher"
-    ]
-    return names or ["intertext_matcher"]
-
-
-def _source_name(index: Path) -> str:
-    """A shipped index's source in a few words, from its first segment's id: "the
-    Vulgate" for verses labelled "... (Vulgate)", else the author the id begins with
-    ("verg.")."""
-    from ..intertext.bible import VULGATE_SUFFIX
-
-    try:
-        with (index / "segments.jsonl").open(encoding="utf8") as lines:
-            first = srsly.json_loads(lines.readline())["id"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return index.parent.name
-    if first.endswith(VULGATE_SUFFIX):
-        return f"the {VULGATE_SUFFIX.strip(' ()')}"
-    return first.split()[0] if first.split() else index.parent.name
-
-
-def _add_intertext(
-    nlp: Language,
-    lang: str,
-    index: Path,
-    threshold: Optional[float] = None,
-    top_k: int = 10,
-    packaged: bool = True,
-    label: Optional[str] = None,
-    saved_with: Optional[Path] = None,
-    provenance: Optional[Dict[str, str]] = None,
-    name: str = "intertext_matcher",
-    overwrite: bool = True,
-) -> Note:
-    """Add ``intertext_matcher`` with an index (opened now, so that a bad index fails
-    here with a clear message rather than on the first document), behind a rule-based
-    ``sentencizer`` where nothing else splits sentences, so that the queries are
-    sentences. Without a reranker in the index and without ``threshold`` the index's
-    default threshold applies (``intertext.null``): the note says so, loudly. ``label``
-    names the index in the note (default: its directory's name; the path is the note's
-    ``path``). ``saved_with``: the directory of a saved ``intertext_matcher`` (a shipped
-    pipeline's) whose reranker links, not the index's own or the packaged one.
-    ``provenance``: the note's model, package, source, licence and path (default: the
-    index given with --index). ``name``, ``overwrite``: the component's name and whether
-    it replaces the span group (False: a further source of the same pipeline adds to
-    it)."""
-    from ..intertext.null import NULL_KEY
-    from ..intertext.rerank import RERANKER_FILE, load_reranker
-
-    if not index.exists():
-        raise AnalyzeError(
-            f"Intertext index not found: {index} (build one with "
-            "`python -m spacy_rhetoric intertext index ...`)"
-        )
-    if top_k < 1:
-        raise AnalyzeError(f"--top-k must be at least 1, got {top_k}")
-    if not any(nlp.has_pipe(name) for name in ("parser", "senter", "sentencizer")):
-        nlp.add_pipe("sentencizer")
-    config = {"index_path": str(index), "k": top_k, "threshold": threshold,
-              "packaged_reranker": packaged, "overwrite": overwrite}  # fmt: skip
-    if saved_with is not None and (saved_with / "cfg").is_file():  # as the pipeline saved it
-        saved_cfg = srsly.read_json(saved_with / "cfg")
-        for key in ("precision", "allusion_threshold"):
-            if saved_cfg.get(key) is not None:
-                config[key] = saved_cfg[key]
-        config["units"] = saved_cfg.get("units", False)  # saved before units: sentences
-    matcher = nlp.add_pipe("intertext_matcher", name=name, config=config)
-    try:
-        saved = load_reranker(saved_with) if saved_with is not None else None
-        if saved is not None:
-            matcher.set_reranker(saved)
-        size = len(matcher.index)
-        used, allusions = matcher.thresholds(matcher.reranker)
-    except (OSError, ValueError, KeyError) as err:
-        raise AnalyzeError(f"intertext_matcher cannot open the index {index}: {err}") from None
-    splitter = "parser" if nlp.has_pipe("parser") else "senter"
-    if nlp.has_pipe("sentencizer"):
-        splitter = "rule-based sentencizer"
-    label = label or f"index {index.name}"
-    origin = provenance or {"source": "option", "path": str(index)}
-    queries = "sentences and their units" if matcher.cfg["units"] else "sentences"
-    detail = f"intertext_matcher, {label} ({size} source segments; queries: {queries} "
-    detail += f"({splitter})"
-    if allusions is not None and used is not None and allusions != used:
-        allusion_note = f" (allusions >= {allusions:.3f})"
-    else:
-        allusion_note = ""
-    train = "train a reranker with `python -m spacy_rhetoric intertext train LABELS --index INDEX`"
-    if saved is not None:
-        detail += (
-            f"; reranker saved with the pipeline ({saved.origin}), links with probability "
-            f">= {used:.3f}{allusion_note} among the top {top_k})"
-        )
-        return Note(lang, "intertext", True, detail, **origin)
-    own = (index / RERANKER_FILE).is_file()
-    if matcher.reranker is not None and own:
-        detail += (
-            f"; reranker, links with probability >= {used:.3f}{allusion_note} among the "
-            f"top {top_k})"
-        )
-        return Note(lang, "intertext", True, detail, **origin)
-    if matcher.reranker is not None:
-        detail += (
-            f"; the index has no reranker of its own: the packaged Loci Similes reranker "
-            f"({matcher.reranker.origin}), links with probability >= {used:.3f} among the "
-            f"top {top_k}; for other sources or query texts, {train})"
-        )
-        return Note(lang, "intertext", True, detail, **origin)
-    score = "cosine similarity" if matcher.index.has_dense else "lexical score"
-    if threshold is not None:
-        detail += f"; no reranker: candidates among the top {top_k} with {score} >= {threshold})"
-    elif used is None:
-        detail += (
-            f"). WARNING: the index has no reranker and is too small to estimate a default "
-            f"threshold, so each of the top {top_k} candidates of every sentence is reported "
-            f"as a link; {train} or pass --threshold ({score})"
-        )
-    else:
-        share = 100 * (1 - matcher.index.cfg[NULL_KEY]["quantile"])
-        detail += (
-            f"). WARNING: the index has no reranker; links are the top {top_k} candidates "
-            f"with {score} >= {used:.3f}, the index's default threshold (a similarity that "
-            f"about {share:.0f} % of its source segments reach with unrelated sources): expect "
-            f"missed allusions and some chance links; {train}, or pass --threshold"
-        )
-    return Note(lang, "intertext", True, detail, **origin)
 
 
 def chiasmus_pipeline(lang: Optional[str] = None, model: Optional[Path] = None) -> Language:
@@ -783,12 +536,12 @@ def chiasmus_pipeline(lang: Optional[str] = None, model: Optional[Path] = None) 
         raise AnalyzeError(f"{model} is a '{nlp.lang}' pipeline, not '{lang}'.")
     finder = nlp.get_pipe("chiasmus_finder")
     needs_pos = finder.model.attrs.get("needs_pos", True)
-    if not needs_pos or _has_pos_and_lemmas(nlp) or nlp.lang not in LANGUAGE_MODELS:
+    if not needs_pos or has_pos_and_lemmas(nlp) or nlp.lang not in LANGUAGE_MODELS:
         return nlp
     analyzer = build_analyzer(
         check_language(nlp.lang), {f"chiasmus-{nlp.lang}": model}, skip=("figures",)
     )
-    if "chiasmus_finder" not in analyzer.nlp.pipe_names or not _has_pos_and_lemmas(analyzer.nlp):
+    if "chiasmus_finder" not in analyzer.nlp.pipe_names or not has_pos_and_lemmas(analyzer.nlp):
         base = LANGUAGE_MODELS[nlp.lang].get("base", f"base-{nlp.lang}")
         raise AnalyzeError(
             f"{model} holds only a chiasmus_finder, which needs POS and lemmas, and the base "

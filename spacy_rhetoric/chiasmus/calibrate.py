@@ -30,8 +30,9 @@ from spacy.util import registry
 
 from .calibration import DEFAULT_PER_1000, LANGUAGE_WEIGHTS, calibrate, running_text_scores
 from .characters import CHARACTER_LANGUAGES, character_view
-from .component import DEFAULT_SUGGESTER, gold_candidates
+from .component import DEFAULT_SUGGESTER
 from .rules import rule_scores
+from .spans import gold_candidates
 
 GERMAN_LIT = "ud/UD_German-LIT/de_lit-ud-test.conllu"
 ENGLISH_CALIBRATION = "ud/UD_English-EWT/en_ewt-ud-dev.conllu"

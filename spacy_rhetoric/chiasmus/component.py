@@ -16,30 +16,20 @@ from a frozen multilingual encoder) gives each a probability. The component writ
 * ``doc.spans[support_key]`` (default "chiasmus_support"): for each of those, the
   single-token spans labelled "A", "B", ("C", "C'",) "B'", "A'".
 
-One passage gives one entry: a candidate that is one passage with a better one
-(``same_passage``: their spans share at least ``VARIANT_SHARE`` of the smaller span's
-tokens, all their terms but one are the same tokens, or they cross at the same inner
-pair) is a *variant* of it, listed under it in the groups' attrs ("chiasmus_variants":
-by span_id, ``[start, end, score]`` per variant, best first) and not as a chiasmus or a
-review entry of its own (``passage_heads``; with ``review_per_1000`` null the candidates
-group still holds every candidate).
+One passage gives one entry: a candidate that is one passage with a better one is a
+*variant* of it, listed under it in the groups' attrs and not as a chiasmus or a review
+entry of its own (see passages.py; with ``review_per_1000`` null the candidates group
+still holds every candidate).
 
 Spans of one candidate share their ``span_id`` ("c<rank>", rank 0 = best). Their label
 is "antimetabole" when every pair of the candidate repeats its lemma, else "chiasmus".
-Scores and positions are kept in the groups' ``attrs`` ("chiasmus_scores",
-"chiasmus_positions": by span_id) and read through extension attributes:
-
-* ``span._.chiasmus_score`` (float or None),
-* ``span._.chiasmus_support`` (the candidate's supporting single-token spans),
-* ``span._.is_antimetabole`` (every pair repeats its lemma; lower-case form without lemmas).
-
-Gold data (see ``spacy_rhetoric.corpora.chiasmus``) has the same layout: annotated
-candidates in ``doc.spans["chiasmus"]`` labelled with the annotation code and their
-four tokens in ``doc.spans["chiasmus_support"]``; ``positive_labels`` says which codes
-are chiasmi, ``ignored_labels`` which are left out of training and evaluation.
+Scores and positions are kept in the groups' ``attrs`` and read through
+``span._.chiasmus_score``, ``span._.chiasmus_support`` and ``span._.is_antimetabole``
+(see spans.py, which also reads gold data: the same layout, with the annotation code as
+label; ``positive_labels`` says which codes are chiasmi, ``ignored_labels`` which are
+left out of training and evaluation).
 """
 
-import math
 from itertools import islice
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -54,8 +44,10 @@ from thinc.api import Model, Optimizer, set_dropout_rate
 
 from .calibration import apply_calibration
 from .candidates import DEFAULT_WINDOW, Candidates, empty_candidates, roles
-from .characters import CHARACTER_LANGUAGES, CHARACTERS_ATTR, best_per_words, character_view
+from .characters import CHARACTER_LANGUAGES, best_per_words, character_view
 from .features import check_doc
+from .passages import findings_bound, kept_candidates, passage_heads, review_size
+from .spans import ABOVE_ATTR, gold_candidates, group_attrs, register_chiasmus_extensions
 from .suggester import DEFAULT_ALLOWED_POS, DEFAULT_FORM_POS
 
 DEFAULT_MODEL_CONFIG = """
@@ -65,24 +57,15 @@ calibration = "auto"
 bias = null
 weights = null
 """
+
+
 DEFAULT_MODEL = util.load_config_from_str(DEFAULT_MODEL_CONFIG)["model"]
 DEFAULT_POSITIVE_LABELS = ["a", "c", "fa", "fc", "True"]
 SCORE_KEYS = ["chiasmus_ap", "chiasmus_p", "chiasmus_r", "chiasmus_f"]
 TRAINING_CANDIDATES = ("annotated", "suggested")
-SCORES_ATTR = "chiasmus_scores"
-POSITIONS_ATTR = "chiasmus_positions"
-SUPPORT_KEY_ATTR = "chiasmus_support_key"
 CHIASMUS = "chiasmus"
 # candidates kept for review below the chiasmi, per 1,000 tokens
 DEFAULT_REVIEW_PER_1000 = 5.0
-# chiasmi kept per 1,000 tokens at most (50 times the calibrated rate of running text)
-MAX_FINDINGS_PER_1000 = 50.0
-MIN_FINDINGS = 20  # and always this many more (a short paragraph of antimetaboles)
-ABOVE_ATTR = "chiasmus_above_threshold"
-VARIANTS_ATTR = "chiasmus_variants"
-# two candidates are one passage when their spans A..A' share at least this share of the
-# smaller span's tokens (or see same_passage: all terms but one shared, or one inner pair)
-VARIANT_SHARE = 0.8
 # the finder's default candidate search (the calibration of the rules runs the same)
 DEFAULT_SUGGESTER = {
     "@misc": "spacy-rhetoric.chiasmus_suggester.v3",
@@ -191,138 +174,6 @@ def make_chiasmus_finder(
         units=units,
         scorer=scorer,
     )
-
-
-def gold_candidates(
-    doc: Doc, spans_key: str = "chiasmus", support_key: str = "chiasmus_support"
-) -> List[Tuple[Tuple[int, ...], str]]:
-    """The annotated candidates of a (gold) doc.
-
-    doc (Doc): a doc with candidate spans and their supporting tokens.
-    spans_key (str): the group of the A..A' spans (labelled with the annotation).
-    support_key (str): the group of the supporting single-token spans.
-    RETURNS (List[Tuple[Tuple[int, ...], str]]): (token positions A, B, ..., A', label)
-        per candidate, in the order of the spans group.
-    """
-    if spans_key not in doc.spans:
-        return []
-    support: Dict[str, List[int]] = {}
-    if support_key in doc.spans:
-        for span in doc.spans[support_key]:
-            support.setdefault(span.id_, []).append(span.start)
-    result = []
-    for span in doc.spans[spans_key]:
-        positions = sorted(support.get(span.id_, []))
-        if (
-            len(positions) in (4, 6)
-            and positions[0] == span.start
-            and positions[-1] == span.end - 1
-        ):
-            result.append((tuple(positions), span.label_))
-    return result
-
-
-def kept_candidates(
-    ranked: numpy.ndarray,
-    n_tokens: int,
-    threshold: float,
-    review_per_1000: Optional[float],
-    max_findings_per_1000: float = MAX_FINDINGS_PER_1000,
-) -> Tuple[int, int]:
-    """How many of a doc's candidates, best first, a finder keeps: those scoring at
-    least ``threshold`` (at most ``MIN_FINDINGS`` plus ``max_findings_per_1000`` per
-    1,000 tokens: only a degenerate text such as "der Mann der Frau" repeated has more),
-    then at most ``review_per_1000`` per 1,000 tokens for review (none where the chiasmi
-    were cut).
-
-    ranked (numpy.ndarray): the scores, in descending order.
-    n_tokens (int): the doc's length.
-    threshold (float): the chiasmus threshold.
-    review_per_1000 (Optional[float]): None: keep all (no bound at all).
-    max_findings_per_1000 (float): the bound on the chiasmi kept.
-    RETURNS (Tuple[int, int]): the length of the kept prefix, and how many of the
-        kept are chiasmi.
-    """
-    above = int((ranked >= threshold).sum())
-    if review_per_1000 is None:
-        return len(ranked), above
-    findings = min(above, findings_bound(n_tokens, max_findings_per_1000))
-    review = review_size(n_tokens, review_per_1000)
-    if findings < above:  # past the bound the next best are chiasmi too: no review list
-        review = 0
-    return min(len(ranked), findings + review), findings
-
-
-def findings_bound(n_tokens: int, max_findings_per_1000: float = MAX_FINDINGS_PER_1000) -> int:
-    """RETURNS (int): how many chiasmi a doc of ``n_tokens`` tokens keeps at most."""
-    return MIN_FINDINGS + math.ceil(max_findings_per_1000 * n_tokens / 1000 - 1e-9)
-
-
-def review_size(n_tokens: int, review_per_1000: float) -> int:
-    """RETURNS (int): how many candidates a doc of ``n_tokens`` tokens keeps for review
-    at most."""
-    return math.ceil(review_per_1000 * n_tokens / 1000 - 1e-9)
-
-
-def same_passage(kept: numpy.ndarray, candidate: numpy.ndarray) -> numpy.ndarray:
-    """Which of the kept candidates a candidate is one passage with: their spans A..A'
-    share at least ``VARIANT_SHARE`` of the smaller span's tokens, or all their terms
-    but one are the same tokens, or they cross at the same inner pair (B, B'; of depth
-    3: C, C'). "quo veniat in me deus meus, quo deus veniat in me" read as veniat / deus
-    / deus / veniat and as me / deus / deus / me is one passage by the last rule (their
-    spans share 7 of 9 tokens).
-
-    kept (numpy.ndarray): [m, 2 * depth] token positions in role order.
-    candidate (numpy.ndarray): [2 * depth] token positions in role order.
-    RETURNS (numpy.ndarray): [m] bool.
-    """
-    width = len(candidate)
-    start, end = int(candidate[0]), int(candidate[-1]) + 1
-    starts, ends = kept[:, 0], kept[:, -1] + 1
-    shared = numpy.minimum(ends, end) - numpy.maximum(starts, start)
-    smaller = numpy.minimum(ends - starts, end - start)
-    overlap = shared >= VARIANT_SHARE * smaller - 1e-9
-    terms = numpy.isin(kept, candidate).sum(axis=1)  # [m] the terms both have
-    middle = width // 2
-    inner = (kept[:, middle - 1] == candidate[middle - 1]) & (kept[:, middle] == candidate[middle])
-    return overlap | (terms >= width - 1) | inner
-
-
-def passage_heads(
-    indices: numpy.ndarray, n_above: int, review: int = 0, bound: Optional[int] = None
-) -> Tuple[numpy.ndarray, Dict[int, List[int]]]:
-    """One candidate per passage, greedily best first: each candidate is a variant of
-    the first head it is one passage with (``same_passage``), else a head itself. Every
-    candidate above the threshold is examined; below it, candidates until ``review``
-    heads below the threshold are found (none where more than ``bound`` heads are above
-    it: the finder then keeps no review list).
-
-    indices (numpy.ndarray): [k, 2 * depth] the candidates' token positions, best first.
-    n_above (int): how many of them (the first) score at least the threshold.
-    review (int): how many heads below the threshold to find.
-    bound (Optional[int]): the most chiasmi kept (see ``findings_bound``); None: no bound.
-    RETURNS (Tuple[numpy.ndarray, Dict[int, List[int]]]): the heads' ranks, ascending, and
-        per head with variants the variants' ranks, ascending.
-    """
-    indices = numpy.asarray(indices, dtype=numpy.int64)
-    kept = numpy.zeros((min(len(indices), 64), indices.shape[1]), dtype=numpy.int64)
-    heads: List[int] = []
-    variants: Dict[int, List[int]] = {}
-    below = 0
-    for rank, row in enumerate(indices):
-        if rank >= n_above:
-            if below >= review or (bound is not None and len(heads) > bound):
-                break
-        hits = numpy.flatnonzero(same_passage(kept[: len(heads)], row)) if heads else ()
-        if len(hits):
-            variants.setdefault(heads[int(hits[0])], []).append(rank)
-            continue
-        if len(heads) == len(kept):
-            kept = numpy.concatenate([kept, numpy.zeros_like(kept)])
-        kept[len(heads)] = row
-        heads.append(rank)
-        below += rank >= n_above
-    return numpy.asarray(heads, dtype=numpy.int64), variants
 
 
 class ChiasmusFinder(TrainablePipe):
@@ -593,7 +444,7 @@ class ChiasmusFinder(TrainablePipe):
                 for role, i in zip(role_names, indices[rank])
             ]
             found = (ranked, indices, characters, ids, cfg["support_key"])
-            attrs = _group_attrs(chosen, *found, variants)
+            attrs = group_attrs(chosen, *found, variants)
             attrs[ABOVE_ATTR] = int((heads < n_above).sum())  # passages, kept or not
             doc.spans[cfg["spans_key"]] = SpanGroup(
                 doc,
@@ -606,7 +457,7 @@ class ChiasmusFinder(TrainablePipe):
                 doc.spans[cfg["candidates_key"]] = SpanGroup(
                     doc,
                     name=cfg["candidates_key"],
-                    attrs=_group_attrs(
+                    attrs=group_attrs(
                         listed, *found, None if review_per_1000 is None else variants
                     ),
                     spans=[spans[r] for r in listed.tolist()],
@@ -739,103 +590,6 @@ class ChiasmusFinder(TrainablePipe):
             self.model.initialize(X=(docs, cands))
         else:
             self.model.initialize()
-
-
-def _group_attrs(
-    ranks: numpy.ndarray,
-    ranked: numpy.ndarray,
-    indices: numpy.ndarray,
-    characters: Optional[numpy.ndarray],
-    ids: Dict[int, str],
-    support_key: str,
-    variants: Optional[Dict[int, List[int]]],
-) -> Dict[str, Any]:
-    """The attrs of a group of ranked candidates: scores, positions, (character offsets,)
-    and, where ``variants`` are given, each head's variants as [start, end, score]."""
-    names = [ids[r] for r in ranks.tolist()]
-    attrs: Dict[str, Any] = {
-        SCORES_ATTR: dict(zip(names, ranked[ranks].tolist())),
-        POSITIONS_ATTR: dict(zip(names, indices[ranks].tolist())),
-        SUPPORT_KEY_ATTR: support_key,
-    }
-    if variants is not None:
-        attrs[VARIANTS_ATTR] = {
-            ids[r]: [
-                [int(indices[v][0]), int(indices[v][-1]) + 1, float(ranked[v])] for v in variants[r]
-            ]
-            for r in ranks.tolist()
-            if r in variants
-        }
-    if characters is not None:
-        attrs[CHARACTERS_ATTR] = dict(zip(names, characters[ranks].tolist()))
-    return attrs
-
-
-# --- extension attributes ------------------------------------------------------------
-
-
-def _own_group(span: Span) -> Optional[SpanGroup]:
-    """The first group written by a chiasmus_finder that scored this span's candidate."""
-    for group in span.doc.spans.values():
-        positions = group.attrs.get(POSITIONS_ATTR)
-        if positions and span.id_ in positions:
-            found = positions[span.id_]
-            if found[0] == span.start and found[-1] == span.end - 1:
-                return group
-    return None
-
-
-def _span_score(span: Span) -> Optional[float]:
-    group = _own_group(span)
-    return float(group.attrs[SCORES_ATTR][span.id_]) if group is not None else None
-
-
-def _span_support(span: Span) -> Tuple[Span, ...]:
-    group = _own_group(span)
-    key = group.attrs.get(SUPPORT_KEY_ATTR) if group is not None else "chiasmus_support"
-    doc = span.doc
-    if key in doc.spans:
-        found = tuple(
-            s
-            for s in doc.spans[key]
-            if s.id_ == span.id_ and span.start <= s.start and s.end <= span.end
-        )
-        if found:
-            return found
-    if group is not None:  # chosen below the threshold: rebuild from the positions
-        positions = group.attrs[POSITIONS_ATTR][span.id_]
-        return tuple(
-            Span(doc, i, i + 1, label=role, span_id=span.id_)
-            for role, i in zip(roles(len(positions) // 2), positions)
-        )
-    return tuple()
-
-
-def _span_is_antimetabole(span: Span) -> Optional[bool]:
-    group = _own_group(span)
-    found_on = group.attrs.get(CHARACTERS_ATTR) if group is not None else None
-    if found_on and span.id_ in found_on:  # found on characters: compare them
-        chars = [span.doc.text[offset] for offset in found_on[span.id_]]
-        return all(chars[k] == chars[-1 - k] for k in range(len(chars) // 2))
-    support = _span_support(span)
-    if len(support) not in (4, 6):
-        return None
-    doc = span.doc
-    use_lemma = doc.has_annotation("LEMMA")
-    forms = [s[0].lemma_.lower() if use_lemma else s[0].lower_ for s in support]
-    return all(forms[k] == forms[-1 - k] for k in range(len(forms) // 2))
-
-
-def register_chiasmus_extensions() -> None:
-    """Register ``span._.chiasmus_score``, ``span._.chiasmus_support`` and
-    ``span._.is_antimetabole`` (idempotent)."""
-    for name, getter in (
-        ("chiasmus_score", _span_score),
-        ("chiasmus_support", _span_support),
-        ("is_antimetabole", _span_is_antimetabole),
-    ):
-        if not Span.has_extension(name):
-            Span.set_extension(name, getter=getter)
 
 
 register_chiasmus_extensions()

@@ -26,8 +26,9 @@ from spacy.training import Example
 from spacy.util import registry
 
 from ..corpora.util import gold_tokens_doc
-from .component import DEFAULT_POSITIVE_LABELS, gold_candidates
+from .component import DEFAULT_POSITIVE_LABELS
 from .crossval import input_doc, stratified_folds
+from .spans import gold_candidates
 
 PARTS = ("train", "dev", "all")
 

@@ -37,10 +37,11 @@ from spacy.util import create_default_optimizer
 from thinc.api import Optimizer, fix_random_seed
 
 from ..logistic import LogisticRegression
-from .component import ChiasmusFinder, gold_candidates
+from .component import ChiasmusFinder
 from .features import candidate_features, encoder_e_features
 from .metrics import average_precision
 from .rules import rule_scores
+from .spans import gold_candidates
 from .suggester import ChiasmusSuggester, build_chiasmus_suggester, build_chiasmus_suggester_v2
 
 SCORER_V1 = "spacy-rhetoric.ChiasmusScorer.v1"

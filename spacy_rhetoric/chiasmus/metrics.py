@@ -16,12 +16,8 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
-from .component import (
-    DEFAULT_POSITIVE_LABELS,
-    POSITIONS_ATTR,
-    SCORES_ATTR,
-    gold_candidates,
-)
+from .component import DEFAULT_POSITIVE_LABELS
+from .spans import POSITIONS_ATTR, SCORES_ATTR, gold_candidates
 
 Positions = Tuple[int, ...]
 

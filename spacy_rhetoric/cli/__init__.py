@@ -1,7 +1,9 @@
 """Command-line interface: ``python -m spacy_rhetoric NOUN VERB``, like ``spacy/cli``.
 
 ``_util`` holds the typer app; each module below adds one noun's commands to it when
-imported here. The library never imports this package.
+imported here (``analyze``, ``chiasmus``, ``corpus``, ``demo``, ``figures``,
+``intertext``, ``models``, ``parallelism``, ``report``, ``treebank``). The library
+never imports this package.
 """
 
 from ._util import app, plain_output

@@ -68,7 +68,8 @@ def analyze_cli(
     statistics are kept, so memory does not grow with the number of files; files that
     cannot be read or decoded are skipped and listed in the report and the JSON."""
     from ..analysis.findings import analysis_data
-    from ..analysis.pipelines import AnalyzeError, build_analyzer, check_language
+    from ..analysis.languages import AnalyzeError, check_language
+    from ..analysis.pipelines import build_analyzer
     from ..analysis.report import analysis_page
     from ..analysis.run import analyze_files
     from ..textio import InputError, collect_files

@@ -30,7 +30,8 @@ def chiasmus_find_cli(
     (the supporting words in brackets, followed by their roles). With --lang, the
     language's base pipeline runs with its chiasmus model, or the hand-weighted rules;
     a --model that holds only the finder is chained behind its base pipeline."""
-    from ..analysis.pipelines import AnalyzeError, chiasmus_pipeline
+    from ..analysis.languages import AnalyzeError
+    from ..analysis.pipelines import chiasmus_pipeline
     from ..chiasmus.find import find_in_text
     from ..textio import InputError, read_text
 
@@ -233,7 +234,7 @@ def chiasmus_calibrate_cli(
     import spacy
     import srsly
 
-    from ..analysis.pipelines import LANGUAGE_MODELS
+    from ..analysis.languages import LANGUAGE_MODELS
     from ..chiasmus.calibrate import CALIBRATED_LANGUAGES, calibrate_language
     from ..chiasmus.calibration import CALIBRATION_PATH, CalibrationError, write_calibrations
     from ._util import load_pipeline

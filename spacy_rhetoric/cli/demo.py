@@ -19,7 +19,7 @@ def demo_cli(
     every available model, the chiasmus and figure rules for every language, and write
     the HTML report (the same as analyze's)."""
     from ..analysis.demo import run_demo
-    from ..analysis.pipelines import AnalyzeError
+    from ..analysis.languages import AnalyzeError
 
     explicit = explicit_models(model)
     try:

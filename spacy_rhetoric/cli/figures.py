@@ -20,7 +20,7 @@ def _base(lang: str) -> Any:
     """The base pipeline of a language (the one ``analyze`` runs), or a blank one."""
     import spacy
 
-    from ..analysis.pipelines import LANGUAGE_MODELS
+    from ..analysis.languages import LANGUAGE_MODELS
     from ..models import resolve
     from ._util import load_pipeline
 

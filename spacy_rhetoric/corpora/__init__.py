@@ -1,5 +1,12 @@
 """Corpus readers and converters: one module per dataset format, each turning the
-dataset's own files into Docs per split (see ``CONVERTERS``)."""
+dataset's own files into Docs per split (see ``CONVERTERS``): ASP (``asp``, from its
+brat annotation, ``asp_brat``, and tokenized XML, ``asp_xml``, aligned by
+``asp_align``), PSE-I (``pse``), the chiasmus datasets (``chiasmus``), Loci Similes
+(``loci_similes``), Tesserae texts (``tesserae``), CoNLL-U treebanks (``conllu``) and
+the rhetoric corpus (``rhetoric``). Shared below the capabilities: the parallelism data
+model on a Doc (``parallelisms``), Latin orthography (``latin``), the registered
+readers (``reader``), corpus statistics (``stats``), short samples of each dataset
+(``samples``) and the converters' plumbing (``util``)."""
 
 from importlib import import_module
 from pathlib import Path

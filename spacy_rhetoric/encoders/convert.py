@@ -17,7 +17,7 @@ from typing import Dict, Optional, Union
 import numpy
 from filelock import FileLock
 
-from ..models import ENV_MODELS, cache_dir
+from ..model_specs import ENV_MODELS, cache_dir
 from .e5_file import E5File, E5FileError, read_e5_file
 from .tokenizer import build_tokenizer, nfkc_exceptions
 

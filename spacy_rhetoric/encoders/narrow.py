@@ -27,7 +27,7 @@ import numpy
 import srsly
 from filelock import FileLock
 
-from ..models import cache_dir
+from ..model_specs import cache_dir
 from .convert import ENCODER_NAME, INFO_FILE, EncoderError, _sha256, encoder_path, is_current
 from .delta import dequantize_rows, quantize_rows
 

@@ -230,7 +230,7 @@ def evaluate_corpus(
     nlps (Dict[str, Language]): the base pipeline of each language.
     RETURNS (Dict[str, Any]): per language the scores.
     """
-    from .train import process
+    from .training_data import process
 
     result: Dict[str, Any] = {}
     for lang in CORPUS_LANGUAGES:

@@ -2,7 +2,7 @@
 held-out running text.
 
 A gold line is **found** where a figure of its label (``doc.spans["figures"]``) matches
-its support (``train.matches``: the span's support overlaps at least two of the gold
+its support (``training_data.matches``: the span's support overlaps at least two of the gold
 support words, the one where there is one); **found with the review list** also counts
 ``doc.spans["figure_candidates"]``; **found in the family** accepts any figure of the
 line's family (an anaphora where the line says symploce). Antimetabole (回环), the
@@ -20,7 +20,7 @@ from spacy.tokens import Doc
 from .calibrate import TARGET_PER_1000, count_tokens, running_parts
 from .component import FIGURES, FigureFinder
 from .model import FigureScorer
-from .train import (
+from .training_data import (
     FAMILIES,
     FAMILY_OF,
     LANGUAGES,

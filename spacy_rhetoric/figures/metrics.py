@@ -21,7 +21,7 @@ Range = Tuple[int, int]
 Finding = Tuple[str, Sequence[Range]]
 
 # the families of the handbook figures (the handbooks' order; the figures gold set's
-# families, ``train.FAMILIES``)
+# families, ``training_data.FAMILIES``)
 HANDBOOK_FAMILIES: Dict[str, Tuple[str, ...]] = {
     "edges": ("anaphora", "epiphora", "symploce"),
     "linking": ("anadiplosis", "gradatio"),

@@ -5,10 +5,10 @@ base pipeline:
 
 1. **the rhetoric corpus's train halves** (Latin, English, German; ``corpus``): every
    candidate, labelled by the exhaustive hand annotation;
-2. silver from the RPD gold of PSE-I train (Chinese; ``train.rpd_silver``; ASP's silver
+2. silver from the RPD gold of PSE-I train (Chinese; ``training_data.rpd_silver``; ASP's silver
    for Latin is left out by default, ``SILVER_USED``);
-3. the figures gold set's dev half (handbook and literary lines; ``train.gold_dev``);
-4. running text as weak negatives (``train.running_negatives``).
+3. the figures gold set's dev half (handbook and literary lines; ``training_data.gold_dev``);
+4. running text as weak negatives (``training_data.running_negatives``).
 
 Per figure the model and C are chosen by grouped cross-validation (``train.select_and_fit``).
 Thresholds: for Latin, English and German, per figure on the corpus's **dev** halves
@@ -42,12 +42,11 @@ from .corpus import (
 )
 from .judged import GUARD_LANGUAGES, guard_thresholds, judged_dirs, read_judged, score_judged
 from .model import FigureScorer
-from .train import (
-    C_GRID,
+from .train import C_GRID, FittedFigure, scorer_spec, select_and_fit
+from .training_data import (
     FAMILY_OF,
     LANGUAGES,
     FigureData,
-    FittedFigure,
     feature_finder,
     gold_dev,
     gold_docs,
@@ -56,8 +55,6 @@ from .train import (
     read_gold,
     rpd_silver,
     running_negatives,
-    scorer_spec,
-    select_and_fit,
 )
 
 # the RPD corpora that give silver, and their language; the ones used by default: ASP's

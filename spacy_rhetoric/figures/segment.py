@@ -32,6 +32,7 @@ BREAK_PUNCT = frozenset(
     + ["，", "；", "：", "。", "！", "？", "、"]
 )
 SENTENCE_FINAL = frozenset([".", "!", "?", "…", "...", "。", "！", "？"])
+QUESTION_MARKS = frozenset(["?", "？"])
 CLAUSE_DEPS = frozenset(["cc", "mark"])
 CLAUSE_HEADS = frozenset(["VERB", "AUX"])
 CLAUSES = ("auto", "parse", "punct")

@@ -19,7 +19,8 @@ import numpy as np
 from .benchmark import N_FOLDS, Benchmark, build_benchmark, gold_items
 from .dense import default_model, finetune_encoder, load_encoder
 from .folds import Fold, fold_queries, split_fold
-from .index import IntertextIndex, choose_fusion, fuse
+from .fusion import choose_fusion, fuse
+from .index import IntertextIndex
 from .metrics import link_confusion, link_scores, mean_reciprocal_rank, recall_at_k
 from .query_crossfit import crossfit_vectors
 from .query_encoder import QueryEncoder, QueryTraining

@@ -17,8 +17,7 @@ On disk (a directory)::
 Search is exact. Each channel returns its top ``pool`` sources (sparse products over
 the inverted index; chunked dense products over the embedding matrix), both scores
 are computed for every candidate of the union, and the candidates are ranked by
-weighted reciprocal rank fusion ``sum_c w_c / (rrf_k + rank_c)`` (a channel that did
-not return a candidate counts it at rank ``pool``).
+weighted reciprocal rank fusion (see fusion.py).
 
 With ``chars`` (``intertext index --chars 3-5``) the lexical channel ranks by its stems'
 ranking fused with a ranking by the character n-grams of the words (``chars.py``; built
@@ -33,18 +32,14 @@ near its end is only found through that sentence's own vector.
 """
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import (
     Any,
     Collection,
     Dict,
-    Hashable,
     List,
-    Mapping,
     Optional,
     Sequence,
-    Set,
     Tuple,
     Union,
 )
@@ -64,8 +59,8 @@ from .dense import (
     resolve_model_path,
     topk_inner,
 )
+from .fusion import Candidate, fuse, kept_rows
 from .lexical import LexicalIndex, row_units, segment_units
-from .metrics import mean_reciprocal_rank, recall_at_k
 
 FORMAT_VERSION = 1
 META_FILE = "meta.json"
@@ -78,21 +73,6 @@ PROJECTION_FILE = "projection.npy"  # ``compress``: (dim, dims) float32
 SCALE_FILE = "embedding_scale.npy"  # ``compress`` with int8: (dims,) float32
 QUERY_ENCODER_DIR = "query_encoder"  # a query side tuned against this index (optional)
 CHANNELS = ("lexical", "dense")
-
-
-@dataclass
-class Candidate:
-    """One retrieved source segment for one query."""
-
-    row: int  # source row in the index
-    score: float  # fused retrieval score
-    lexical: float  # shared-rarity score
-    dense: float  # cosine similarity
-    lexical_rank: int  # 0-based rank in the lexical channel (pool if not returned)
-    dense_rank: int  # 0-based rank in the dense channel (pool if not returned)
-    probability: Optional[float] = None  # link probability after reranking
-
-
 # the query encoders of the indexes opened in this process, by (model, max_seq_length)
 _QUERY_ENCODERS: Dict[Tuple[Optional[str], int], Any] = {}
 
@@ -609,11 +589,11 @@ class IntertextIndex:
         results: List[List[Candidate]] = []
         for qi in range(len(texts)):
             excluded = exclude[qi] if exclude else ()
-            lex_rows = _kept(lex_ranked[qi], excluded, pool)
+            lex_rows = kept_rows(lex_ranked[qi], excluded, pool)
             lex_rank = {r: i for i, r in enumerate(lex_rows)} if w_lex > 0 else {}
             dense_rank: Dict[int, int] = {}
             if use_dense and w_dense > 0:
-                dense_rows = _kept(dense_hits[qi][0], excluded, pool)
+                dense_rows = kept_rows(dense_hits[qi][0], excluded, pool)
                 dense_rank = {r: i for i, r in enumerate(dense_rows)}
             rows = np.asarray(sorted(set(lex_rank) | set(dense_rank)), dtype=np.int64)
             if len(rows) == 0:
@@ -637,81 +617,6 @@ class IntertextIndex:
             ]
             results.append(fuse(candidates, (w_lex, w_dense), rrf_k)[:k])
         return results
-
-
-def _kept(rows: np.ndarray, exclude: Collection[int], pool: int) -> List[int]:
-    """RETURNS (List[int]): the first ``pool`` of a channel's ranked ``rows`` that are
-    not in ``exclude``."""
-    if not exclude:
-        return [int(r) for r in rows[:pool]]
-    if not isinstance(exclude, (set, frozenset)):
-        exclude = set(exclude)
-    kept: List[int] = []
-    for r in rows.tolist():
-        if r not in exclude:
-            kept.append(int(r))
-            if len(kept) == pool:
-                break
-    return kept
-
-
-FUSION_WEIGHTS = (0.0, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0)
-FUSION_KS = (2.0, 10.0, 60.0)
-
-
-def choose_fusion(
-    union: Mapping[Hashable, Sequence[Candidate]],
-    items: Mapping[Hashable, Sequence[Set[int]]],
-    pool: int = 100,
-    weights: Sequence[float] = FUSION_WEIGHTS,
-    rrf_ks: Sequence[float] = FUSION_KS,
-) -> Tuple[float, float]:
-    """Choose the dense weight (the lexical one is 1) and the fusion constant with the
-    best recall@10, then MRR, on queries with known links. A small constant lets the
-    top lexical ranks outweigh the dense channel; 60 (the usual default) lets a dense
-    rank 1 lift a lexical rank 2 over a lexical rank 1.
-
-    union (Mapping): query -> its candidates from both channels (``search`` with both).
-    items (Mapping): query -> its gold items (sets of rows).
-    pool (int): the ranking depth scored.
-    weights (Sequence[float]): the dense weights tried (ties: the first).
-    rrf_ks (Sequence[float]): the fusion constants tried (ties: the first).
-    RETURNS (Tuple[float, float]): the dense weight and the fusion constant.
-    """
-    best, best_key = (0.0, rrf_ks[-1]), (-1.0, -1.0)
-    for rrf_k in rrf_ks:
-        for w in weights:
-            ranking = {q: [c.row for c in fuse(union[q], (1.0, w), rrf_k)[:pool]] for q in items}
-            key = (recall_at_k(ranking, items, (10,))[10], mean_reciprocal_rank(ranking, items))
-            if key > best_key:
-                best, best_key = (w, rrf_k), key
-    return best
-
-
-def fuse(
-    candidates: Sequence[Candidate], weights: Tuple[float, float], rrf_k: float = 60.0
-) -> List[Candidate]:
-    """Rank candidates by weighted reciprocal rank fusion of their channel ranks.
-
-    candidates (Sequence[Candidate]): candidates with lexical_rank and dense_rank set.
-    weights (Tuple[float, float]): the lexical and dense weights.
-    rrf_k (float): the fusion constant.
-    RETURNS (List[Candidate]): new candidates with ``score`` set, best first.
-    """
-    w_lex, w_dense = weights
-    out = [
-        Candidate(
-            c.row,
-            w_lex / (rrf_k + c.lexical_rank) + w_dense / (rrf_k + c.dense_rank),
-            c.lexical,
-            c.dense,
-            c.lexical_rank,
-            c.dense_rank,
-        )
-        for c in candidates
-    ]
-    out.sort(key=lambda c: (-c.score, -c.lexical, -c.dense, c.row))
-    return out
 
 
 def read_source_segments(path: Union[str, Path]) -> List[Tuple[str, str]]:

@@ -22,7 +22,8 @@ import numpy as np
 import srsly
 
 from ..logistic import LogisticRegression, f1_threshold
-from .index import Candidate, IntertextIndex
+from .fusion import Candidate
+from .index import IntertextIndex
 from .lexical import forms, stem
 
 FEATURES = (

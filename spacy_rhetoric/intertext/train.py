@@ -12,14 +12,8 @@ import srsly
 from ..corpora.loci_similes import convert_loci_similes
 from ..corpora.tesserae import loci_to_tesserae, verse_span
 from .benchmark import N_FOLDS
-from .index import (
-    FUSION_KS,
-    META_FILE,
-    QUERY_ENCODER_DIR,
-    Candidate,
-    IntertextIndex,
-    choose_fusion,
-)
+from .fusion import FUSION_KS, Candidate, choose_fusion
+from .index import META_FILE, QUERY_ENCODER_DIR, IntertextIndex
 from .lexical import terms
 from .query_crossfit import out_of_fold_vectors
 from .query_encoder import QueryEncoder, QueryTraining

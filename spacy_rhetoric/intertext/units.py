@@ -39,7 +39,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .dense import encode_units
-from .index import Candidate, IntertextIndex
+from .fusion import Candidate
+from .index import IntertextIndex
 from .lexical import forms, stem
 from .rerank import ALIGN_FEATURES, FeatureReranker, base_features, feature_names, pair_features
 

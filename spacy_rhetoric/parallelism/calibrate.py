@@ -17,10 +17,11 @@ from spacy.tokens import Doc
 from spacy.training import Example
 
 from ..corpora.parallelisms import get_parallelisms
-from .component import BRANCH_SCORES_ATTR, SCORES_ATTR, SOURCES_ATTR, ParallelismTagger
+from .component import ParallelismTagger
 from .confidence import SOURCES, apply_platt, fit_platt, reliability, review_bound
 from .evaluate import predict_docs
 from .metrics import score_parallelism
+from .scores import BRANCH_SCORES_ATTR, SCORES_ATTR, SOURCES_ATTR
 
 # the review decode's penalties tried, the lowest raw scores tried and the bound on the
 # review list's length relative to the reports (the target)

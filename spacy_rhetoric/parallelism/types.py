@@ -23,14 +23,18 @@ Two typers live here.
 """
 
 from itertools import combinations
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 from scipy.optimize import linear_sum_assignment
-from spacy.tokens import Span
+from spacy.tokens import Doc, Span
+from spacy.training import Example
+from thinc.api import Model
 
-from ..corpora.parallelisms import CHIASTIC, SYNCHYSTIC
+from ..corpora.parallelisms import CHIASTIC, SYNCHYSTIC, UNTYPED, get_parallelisms
 from ..logistic import LogisticRegression, f1_threshold
+from .reading import respelled
+from .windows import doc_windows, owner, window_doc
 
 N_TYPE_FEATURES = 6
 TYPER_INVERSION = "inversion"
@@ -350,3 +354,109 @@ def branch_vectors(
     if states is None:
         return None
     return [states[start:end] for start, end in offsets]
+
+
+# --- the tagger's typer: its encoder, its fit, its labels ------------------------------
+
+
+def type_encoder(model: Model, type_layer: Optional[int] = None) -> Tuple[Optional[Any], int]:
+    """The frozen encoder inside a tagger's model whose states the alignment typer
+    reads, and the index of its layer closest to ``type_layer`` (default TYPE_LAYER).
+
+    RETURNS (Tuple[Optional[FrozenEncoder], int]): (None, 0) without an encoder.
+    """
+    for node in model.walk():
+        slot = node.attrs.get("frozen_encoder")
+        if slot is None:
+            continue
+        layers = list(slot.settings["layers"])
+        wanted = type_layer or TYPE_LAYER
+        index = min(range(len(layers)), key=lambda i: abs(layers[i] - wanted))
+        return slot.get(), index
+    return None, 0
+
+
+def typing_encoder(model: Model, cfg: Dict[str, Any]) -> Tuple[Optional[Any], int]:
+    """The frozen encoder and layer index whose states type the parallelisms a tagger
+    finds, or (None, 0) where its typer reads none (no classifier fitted, another
+    typer, or the model's layers lack the typer's one).
+
+    cfg (Dict[str, Any]): the tagger's cfg.
+    """
+    if not cfg.get("type_weights"):
+        return None, 0
+    typer, layer = describe_typer(cfg)
+    if typer != TYPER_ALIGNMENT or layer is None:
+        return None, 0
+    encoder, index = type_encoder(model, cfg.get("type_layer"))
+    if encoder is None or encoder.layers[index] != layer:
+        return None, 0
+    return encoder, index
+
+
+def fit_types(
+    examples: Iterable[Example], spans_key: str, encoder: Optional[Any], layer: int
+) -> List[float]:
+    """Fit the synchystic/chiastic classifier (the "alignment" typer, with the states
+    of ``encoder``'s layer ``layer`` where there is one) on the typed gold parallelisms.
+
+    RETURNS (List[float]): the weights; empty when the data is untyped (predictions
+    are then labelled "parallelism").
+    """
+    features, chiastic = [], []
+    for example in examples:
+        doc = example.reference
+        typed = [p for p in get_parallelisms(doc, spans_key) if p.label in (SYNCHYSTIC, CHIASTIC)]
+        if not typed:
+            continue
+        states = None if encoder is None else encoder.states([doc])[0][:, layer]
+        for parallelism in typed:
+            vectors = branch_vectors(states, parallelism.offsets)
+            features.append(type_features(TYPER_ALIGNMENT, parallelism.branches, vectors))
+            chiastic.append(parallelism.label == CHIASTIC)
+    if not features:
+        return []
+    return fit_type_classifier(numpy.stack(features), numpy.asarray(chiastic), l2=ALIGNMENT_L2)
+
+
+def type_parallelisms(
+    model: Model,
+    cfg: Dict[str, Any],
+    doc: Doc,
+    parallelisms: Sequence[Sequence[Tuple[int, int]]],
+    window: int,
+    overlap: int,
+) -> List[str]:
+    """Type parallelisms of a doc with a tagger's fitted classifier.
+
+    model (Model), cfg (Dict[str, Any]): the tagger's.
+    doc (Doc): the doc.
+    parallelisms (Sequence[Sequence[Tuple[int, int]]]): per parallelism, its
+        branches as (start, end) token offsets in text order.
+    window (int), overlap (int): the head's windows (the encoder reads what it read).
+    RETURNS (List[str]): per parallelism "synchystic" or "chiastic"; "parallelism"
+        (untyped) when no classifier was fitted.
+    """
+    weights = cfg.get("type_weights") or []
+    if not weights:
+        return [UNTYPED] * len(parallelisms)
+    typer, _ = describe_typer(cfg)
+    encoder, index = typing_encoder(model, cfg) if parallelisms else (None, 0)
+    # the encoder reads what the head read: the respelled doc, a long one by windows
+    # (only worked out where there are states to read)
+    if encoder is not None:
+        reading = respelled(doc, cfg.get("spelling", ""))
+        windows = doc_windows(doc, window, overlap)
+    states: Dict[int, numpy.ndarray] = {}  # per window
+    labels = []
+    for offsets in (sorted(o) for o in parallelisms):
+        vectors = None
+        if encoder is not None:
+            k = owner(windows, offsets[0][0], offsets[-1][1])
+            shift = windows[k][0]
+            if k not in states:
+                states[k] = encoder.layer_states(window_doc(reading, windows[k]), index)
+            vectors = branch_vectors(states[k], [(a - shift, b - shift) for a, b in offsets])
+        branches = [doc[a:b] for a, b in offsets]
+        labels.append(predict_type(weights, branches, vectors, typer))
+    return labels
