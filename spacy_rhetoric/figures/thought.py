@@ -35,7 +35,7 @@ from spacy.tokens import Doc
 
 from .antonyms import load_antonyms
 from .candidates import Candidate, Range, make_candidate
-from .segment import Segmentation
+from .segment import QUESTION_MARKS, Segmentation
 from .words import ColonWords, Words, words_of
 
 FIGURES = ("antithesis", "rhetorical_question")
@@ -90,7 +90,6 @@ NEGATIVE_PREFIXES: Dict[str, Tuple[str, ...]] = {
     "la": ("in", "im", "ir", "il", "dis", "ne"),
     "de": ("un", "miss"),
 }
-QUESTION_MARKS = frozenset(["?", "？"])
 SENTENCE_FINAL = frozenset([".", "!", "?", "…", "...", ";", "。", "！", "？"])
 
 

@@ -147,20 +147,19 @@ def aligned(
     si = [j for j, t in enumerate(s_terms) if t in shared]
     n, m = len(qi), len(si)
     # longest common subsequence over the shared terms only (short lists)
-    table = np.zeros((n + 1, m + 1), dtype=np.int32)
+    # (Python lists: indexing a numpy table cell by cell costs more than the work)
+    s_shared = [s_terms[j] for j in si]
+    table = [[0] * (m + 1) for _ in range(n + 1)]
     for a in range(n - 1, -1, -1):
-        ta = q_terms[qi[a]][2]
+        ta, row, below = q_terms[qi[a]][2], table[a], table[a + 1]
         for b in range(m - 1, -1, -1):
-            if ta == s_terms[si[b]]:
-                table[a, b] = table[a + 1, b + 1] + 1
-            else:
-                table[a, b] = max(table[a + 1, b], table[a, b + 1])
+            row[b] = below[b + 1] + 1 if ta == s_shared[b] else max(below[b], row[b + 1])
     matched, a, b = [], 0, 0
     while a < n and b < m:
-        if q_terms[qi[a]][2] == s_terms[si[b]]:
+        if q_terms[qi[a]][2] == s_shared[b]:
             matched.append((qi[a], si[b]))
             a, b = a + 1, b + 1
-        elif table[a + 1, b] >= table[a, b + 1]:
+        elif table[a + 1][b] >= table[a][b + 1]:
             a += 1
         else:
             b += 1
@@ -369,13 +368,10 @@ def unit_links(
         values = np.asarray([c.dense for c in pairs.candidates], dtype=np.float64)
     else:
         values = np.asarray([c.lexical for c in pairs.candidates], dtype=np.float64)
-    best: Dict[int, int] = {}
+    best: Dict[int, int] = {}  # source row -> its best pair: by value, then fused score
     for j, c in enumerate(pairs.candidates):
         b = best.get(c.row)
-        if b is None or (values[j], -pairs.candidates[j].score) > (
-            values[b],
-            -pairs.candidates[b].score,
-        ):
+        if b is None or (values[j], -c.score) > (values[b], -pairs.candidates[b].score):
             best[c.row] = j
     order = sorted(best.items(), key=lambda rj: (-values[rj[1]], rj[0]))[:k]
     rows = []
